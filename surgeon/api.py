@@ -1,0 +1,70 @@
+"""The library entry points: ``fuse`` and ``inspect``."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+from onnx import ModelProto
+
+from .modelio import LoadedModel, check_graph, load_model_proto, save_model
+from .rewrite.driver import Driver
+from .rewrite.pattern import Pattern
+from .rewrite.plugins import discover, select
+from .rewrite.report import Report
+from .shapes import apply_input_shapes
+
+
+@dataclass
+class FuseResult:
+    model: ModelProto
+    report: Report
+    warnings: list[str]
+
+
+def _patterns(patterns, only, skip, plugins) -> tuple[list[Pattern], list[str]]:
+    if patterns is not None:
+        chosen = [p() if isinstance(p, type) else p for p in patterns]
+        return [p for p in chosen if (not only or p.name in only) and p.name not in set(skip)], []
+    found = discover(plugins)
+    return select(found, only, skip), found.errors
+
+
+def _loaded(model) -> LoadedModel:
+    if isinstance(model, ModelProto):
+        copy = ModelProto()
+        copy.CopyFrom(model)  # the caller's model is never modified
+        return load_model_proto(copy)
+    return load_model_proto(model)
+
+
+def fuse(model: ModelProto | str | os.PathLike, output: str | os.PathLike | None = None, *,
+         patterns: Sequence[Pattern] | None = None, only: Iterable[str] = (), skip: Iterable[str] = (),
+         plugins: Iterable[str] = (), target: str | None = None, input_shapes: dict | None = None,
+         dry_run: bool = False, external_data: bool | None = None, options: dict | None = None) -> FuseResult:
+    """Rewrite every match of the enabled patterns.
+
+    ``model`` is a path or a ModelProto (never modified). ``patterns`` overrides discovery;
+    ``only``/``skip`` select by name; ``plugins`` adds ``module:Name`` patterns; ``target``
+    asks patterns for an alternative form; ``input_shapes`` fixes input dims first so shape
+    computations fold. With ``output``, the result is written atomically (unless ``dry_run``).
+    """
+    loaded = _loaded(model)
+    chosen, warnings = _patterns(patterns, list(only), list(skip), list(plugins))
+    if input_shapes:
+        apply_input_shapes(loaded.proto, input_shapes)
+    opts = dict(options or {})
+    if target:
+        opts["target"] = target
+    report = Driver(loaded, chosen, opts, dry_run=dry_run).run()
+    if output is not None and not dry_run:
+        if report.rewrites:
+            check_graph(loaded.proto, "rewritten model")  # a pattern bug must not reach disk
+        save_model(loaded, output, external_data=external_data)
+    return FuseResult(loaded.proto, report, warnings)
+
+
+def inspect(model: ModelProto | str | os.PathLike, **kwargs) -> Report:
+    """What ``fuse`` would rewrite, and the reasons for the near misses; changes nothing."""
+    return fuse(model, None, dry_run=True, **kwargs).report

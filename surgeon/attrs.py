@@ -1,0 +1,95 @@
+"""Typed node attributes from suffixed keyword names, the convention of torch's ``g.op``.
+
+``align_corners_i=0``, ``mode_s="bilinear"``, ``scale_f=1.5``, ``sizes_i=[2, 3]``,
+``flag_b=True`` and ``value_t=array`` become typed ONNX attributes. ONNX has no bool type, so
+``_b`` is written as INT 0/1 (torch itself rejects ``_b``).
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+from onnx import AttributeProto, helper, numpy_helper
+
+_SUFFIXES = ("_i", "_f", "_s", "_t", "_b")
+
+
+def split_suffix(key: str) -> tuple[str, str]:
+    """``"mode_s"`` -> ``("mode", "s")``; a key without a known suffix is an error."""
+    for suffix in _SUFFIXES:
+        if key.endswith(suffix) and len(key) > len(suffix):
+            return key[: -len(suffix)], suffix[1:]
+    raise ValueError(
+        f"attribute {key!r} has no type suffix: name it {key}_i, {key}_f, {key}_s, {key}_t or {key}_b"
+    )
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, (numbers.Integral, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+def _is_float(v: Any) -> bool:
+    return isinstance(v, (numbers.Real, np.floating)) and not isinstance(v, (bool, np.bool_))
+
+
+def _is_bool(v: Any) -> bool:
+    return isinstance(v, (bool, np.bool_)) or (_is_int(v) and int(v) in (0, 1))
+
+
+def make_attribute(key: str, value: Any) -> AttributeProto:
+    """One typed attribute from a suffixed key; a value that does not fit its suffix raises."""
+    name, kind = split_suffix(key)
+    is_list = isinstance(value, (list, tuple))
+    items = list(value) if is_list else [value]
+
+    def bad(expected: str) -> ValueError:
+        return ValueError(f"attribute {key!r}: expected {expected}, got {value!r}")
+
+    if kind == "i":
+        if not all(_is_int(v) or isinstance(v, (bool, np.bool_)) for v in items):
+            raise bad("an int or a list of ints")
+        ints = [int(v) for v in items]
+        return helper.make_attribute(name, ints if is_list else ints[0], attr_type=(
+            AttributeProto.INTS if is_list else AttributeProto.INT))
+    if kind == "b":
+        if not all(_is_bool(v) for v in items):
+            raise bad("a bool (or 0/1) or a list of them")
+        ints = [int(bool(v)) for v in items]
+        return helper.make_attribute(name, ints if is_list else ints[0], attr_type=(
+            AttributeProto.INTS if is_list else AttributeProto.INT))
+    if kind == "f":
+        if not all(_is_float(v) for v in items):
+            raise bad("a float or a list of floats")
+        floats = [float(v) for v in items]
+        return helper.make_attribute(name, floats if is_list else floats[0], attr_type=(
+            AttributeProto.FLOATS if is_list else AttributeProto.FLOAT))
+    if kind == "s":
+        if not all(isinstance(v, (str, bytes)) for v in items):
+            raise bad("a str or a list of str")
+        return helper.make_attribute(name, items if is_list else items[0], attr_type=(
+            AttributeProto.STRINGS if is_list else AttributeProto.STRING))
+    # kind == "t"
+    if is_list or not isinstance(value, (np.ndarray, np.generic)):
+        raise bad("a numpy array")
+    return helper.make_attribute(name, numpy_helper.from_array(np.asarray(value), name))
+
+
+def make_attributes(**typed: Any) -> list[AttributeProto]:
+    """Typed attributes for every ``name_<suffix>=value`` keyword, in keyword order."""
+    return [make_attribute(k, v) for k, v in typed.items()]
+
+
+def read_attribute(attr: AttributeProto) -> Any:
+    """An attribute as a plain Python value (STRING as str, TENSOR as a numpy array)."""
+    value = helper.get_attribute_value(attr)
+    if attr.type == AttributeProto.STRING:
+        return value.decode("utf-8", "replace")
+    if attr.type == AttributeProto.STRINGS:
+        return [v.decode("utf-8", "replace") for v in value]
+    if attr.type == AttributeProto.TENSOR:
+        return numpy_helper.to_array(value)
+    if attr.type in (AttributeProto.INTS, AttributeProto.FLOATS):
+        return list(value)
+    return value

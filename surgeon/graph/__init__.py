@@ -1,0 +1,8 @@
+"""Small helpers over ONNX graphs: a node view, an index of producers and consumers, constant
+folding, region extraction and ordering. Work on the protobuf directly: a graphsurgeon round trip
+alone costs more than the whole fuse budget on large models."""
+
+from .node import Node, is_op
+from .index import GraphIndex
+
+__all__ = ["Node", "GraphIndex", "is_op"]

@@ -1,0 +1,74 @@
+"""A read-mostly view of a NodeProto with decoded attributes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from onnx import AttributeProto, GraphProto, NodeProto
+
+from ..attrs import read_attribute
+
+_DEFAULT_DOMAINS = ("", "ai.onnx")
+
+
+def is_op(node: "Node | NodeProto | None", op_type: str, domain: str = "") -> bool:
+    """True when the node is ``domain::op_type`` ("" and "ai.onnx" are the same domain)."""
+    if node is None or node.op_type != op_type:
+        return False
+    if domain in _DEFAULT_DOMAINS:
+        return node.domain in _DEFAULT_DOMAINS
+    return node.domain == domain
+
+
+class Node:
+    """A node of the graph being rewritten. ``inputs``/``outputs`` are value names ("" = absent)."""
+
+    __slots__ = ("proto", "position", "_attrs")
+
+    def __init__(self, proto: NodeProto, position: float):
+        self.proto = proto
+        self.position = position  # order in the original graph; new nodes take their anchor's
+        self._attrs: dict[str, Any] | None = None
+
+    op_type = property(lambda self: self.proto.op_type)
+    domain = property(lambda self: self.proto.domain)
+    name = property(lambda self: self.proto.name)
+
+    @property
+    def inputs(self) -> list[str]:
+        return list(self.proto.input)
+
+    @property
+    def outputs(self) -> list[str]:
+        return list(self.proto.output)
+
+    @property
+    def attrs(self) -> dict[str, Any]:
+        """Attributes as plain values (STRING -> str, TENSOR -> numpy, GRAPH -> GraphProto)."""
+        if self._attrs is None:
+            self._attrs = {a.name: read_attribute(a) for a in self.proto.attribute}
+        return self._attrs
+
+    def attr(self, name: str, default: Any = None) -> Any:
+        return self.attrs.get(name, default)
+
+    def is_op(self, op_type: str, domain: str = "") -> bool:
+        return is_op(self, op_type, domain)
+
+    def subgraphs(self) -> list[GraphProto]:
+        found = []
+        for a in self.proto.attribute:
+            if a.type == AttributeProto.GRAPH:
+                found.append(a.g)
+            elif a.type == AttributeProto.GRAPHS:
+                found.extend(a.graphs)
+        return found
+
+    @property
+    def label(self) -> str:
+        """How reports name a node: its name, or its type and first output."""
+        op = f"{self.domain}::{self.op_type}" if self.domain not in _DEFAULT_DOMAINS else self.op_type
+        return f"{self.name} ({op})" if self.name else f"{op} -> {self.proto.output[0] if self.proto.output else '?'}"
+
+    def __repr__(self) -> str:
+        return f"Node({self.label})"

@@ -1,0 +1,322 @@
+// The sampling math of custom.ops::AffineGrid / FusedGridSample, written once.
+//
+// Included by the CPU build (cpu_kernels.cpp) and the CUDA build (cuda_kernels.cu), so the CPU
+// tests exercise the arithmetic the GPU runs.  Semantics are torch's F.affine_grid /
+// F.grid_sample; coordinates reproduce torch's CPU float32 evaluation order bit for bit, so
+// nearest-mode ties and floor() boundaries land where torch puts them.
+//
+// Both builds must not contract a*b+c into fma on their own (g++ -ffp-contract=off, nvcc
+// -fmad=false): the explicit fmaf calls below are the only fused operations.
+#pragma once
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__CUDACC__)
+#include <cuda_fp16.h>
+#define SK_HD __host__ __device__ __forceinline__
+#else
+#define SK_HD inline
+#if defined(__F16C__)
+#include <immintrin.h>
+#endif
+#endif
+
+namespace sk {
+
+enum Mode : int { kBilinear = 0, kNearest = 1, kBicubic = 2 };
+enum Pad : int { kZeros = 0, kBorder = 1, kReflection = 2 };
+
+// ---------------------------------------------------------------- float16 storage
+// Raw IEEE binary16 bits, the same type on host and device; math is always float32.
+struct half_t {
+  uint16_t bits;
+};
+
+SK_HD float bits_as_float(uint32_t u) {
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+SK_HD uint32_t float_as_bits(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  return u;
+}
+
+// Software conversions, used where neither F16C nor CUDA's intrinsics are available.
+SK_HD float half_bits_to_float_sw(uint16_t h) {
+  const uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+  const uint32_t exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
+  if (exp == 0) {  // zero or subnormal: mant * 2^-24 is exact in float
+    const float v = (float)mant * 5.9604644775390625e-08f;
+    return sign ? -v : v;
+  }
+  if (exp == 31) return bits_as_float(sign | 0x7f800000u | (mant << 13));
+  return bits_as_float(sign | ((exp + 112u) << 23) | (mant << 13));
+}
+
+SK_HD uint16_t float_to_half_bits_sw(float f) {  // round to nearest, ties to even
+  const uint32_t u = float_as_bits(f);
+  const uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
+  const uint32_t a = u & 0x7fffffffu;
+  if (a >= 0x7f800000u) return sign | 0x7c00u | (a > 0x7f800000u ? 0x200u : 0u);
+  if (a >= 0x477ff000u) return sign | 0x7c00u;  // >= 65520 rounds to inf
+  if (a < 0x38800000u) {                        // below 2^-14: a subnormal half
+    const float m = bits_as_float(a) * 16777216.0f;  // exact scaling by 2^24
+    return sign | (uint16_t)rintf(m);                // rintf: ties to even
+  }
+  const uint32_t rounded = a + 0xfffu + ((a >> 13) & 1u);
+  return sign | (uint16_t)((rounded - 0x38000000u) >> 13);
+}
+
+SK_HD float to_float(float v) { return v; }
+SK_HD float to_float(half_t v) {
+#if defined(__CUDA_ARCH__)
+  return __half2float(__ushort_as_half(v.bits));
+#elif defined(__F16C__) && !defined(__CUDACC__)
+  return _cvtsh_ss(v.bits);
+#else
+  return half_bits_to_float_sw(v.bits);
+#endif
+}
+
+template <typename T>
+SK_HD T from_float(float v);
+template <>
+SK_HD float from_float<float>(float v) {
+  return v;
+}
+template <>
+SK_HD half_t from_float<half_t>(float v) {
+  half_t h;
+#if defined(__CUDA_ARCH__)
+  h.bits = __half_as_ushort(__float2half_rn(v));
+#elif defined(__F16C__) && !defined(__CUDACC__)
+  h.bits = (uint16_t)_cvtss_sh(v, 0);  // 0: round to nearest even
+#else
+  h.bits = float_to_half_bits_sw(v);
+#endif
+  return h;
+}
+
+// ---------------------------------------------------------------- the affine grid
+// Element i of torch's base grid for a dim of n samples.  torch's CPU linspace(-1, 1, n)
+// computes start + step*i for the first half and end - step*(n-1-i) for the rest, compiled
+// into fmas; without align_corners it then scales by (n-1)/n as two rounded steps.  A dim of
+// size 1 is 0 (torch, not ONNX, which puts it at -1).
+SK_HD float base_coord(int64_t i, int64_t n, int align_corners) {
+  if (n <= 1) return 0.0f;
+  const float step = 2.0f / (float)(n - 1);
+  float r = (i < n / 2) ? fmaf(step, (float)i, -1.0f) : fmaf(-step, (float)(n - 1 - i), 1.0f);
+  if (!align_corners) r = (r * (float)(n - 1)) / (float)n;
+  return r;
+}
+
+// One row of theta applied to a base point, in torch's bmm order with no fma.
+SK_HD float affine_row2(const float* t, float bx, float by) { return (bx * t[0] + by * t[1]) + t[2]; }
+SK_HD float affine_row3(const float* t, float bx, float by, float bz) {
+  return ((bx * t[0] + by * t[1]) + bz * t[2]) + t[3];
+}
+
+// ---------------------------------------------------------------- coordinates
+// [-1, 1] -> pixel index space: corner centres (align_corners) or corner edges.
+SK_HD float unnormalize(float g, int64_t size, int align_corners) {
+  if (align_corners) return ((g + 1.0f) / 2.0f) * (float)(size - 1);
+  return ((g + 1.0f) * (float)size - 1.0f) / 2.0f;
+}
+
+// Written with comparisons so the CPU loops vectorise; NaN clips to 0 (as fmaxf would).
+SK_HD float clip_coord(float c, int64_t size) {
+  const float hi = (float)(size - 1);
+  c = c > 0.0f ? c : 0.0f;
+  return c < hi ? c : hi;
+}
+
+// Reflect c into [twice_low/2, twice_high/2] (bounds doubled so half-integers stay exact).
+SK_HD float reflect_coord(float c, int64_t twice_low, int64_t twice_high) {
+  if (twice_low == twice_high) return 0.0f;
+  const float lo = (float)twice_low / 2.0f;
+  const float span = (float)(twice_high - twice_low) / 2.0f;
+  c = fabsf(c - lo);
+  const float extra = fmodf(c, span);
+  const float flips = floorf(c / span);  // parity via fmodf: no int overflow for huge c
+  return (fmodf(flips, 2.0f) == 0.0f) ? extra + lo : span - extra + lo;
+}
+
+// Non-finite or huge coordinates become -100: out of bounds, and safe to convert to int
+// (torch's CUDA safe_downgrade_to_int_range).
+SK_HD float safe_coord(float c) { return (fabsf(c) < 1073741824.0f) ? c : -100.0f; }
+
+// Padding applied to a pixel-space coordinate (torch's compute_coordinates).
+template <int PAD>
+SK_HD float pad_coord(float c, int64_t size, int align_corners) {
+  if (PAD == kBorder) {
+    c = clip_coord(c, size);
+  } else if (PAD == kReflection) {
+    c = align_corners ? reflect_coord(c, 0, 2 * (size - 1)) : reflect_coord(c, -1, 2 * size - 1);
+    c = clip_coord(c, size);
+  }
+  return safe_coord(c);
+}
+
+// Grid coordinate -> padded source coordinate (bilinear, nearest).
+template <int PAD>
+SK_HD float source_coord(float g, int64_t size, int align_corners) {
+  return pad_coord<PAD>(unnormalize(g, size, align_corners), size, align_corners);
+}
+
+SK_HD bool in_range(int64_t i, int64_t n) { return i >= 0 && i < n; }
+
+// ---------------------------------------------------------------- weights
+// Linear weights of the lower and upper tap for a padded coordinate c (torch's form).
+struct Linear1 {
+  int64_t i0;   // lower tap; the upper one is i0 + 1
+  float w0, w1; // their weights
+};
+SK_HD Linear1 linear_taps(float c) {
+  const float f = floorf(c);
+  Linear1 t;
+  t.i0 = (int64_t)f;
+  t.w0 = (f + 1.0f) - c;
+  t.w1 = c - f;
+  return t;
+}
+
+// Cubic convolution weights (Keys, A = -0.75 as torch) for fractional offset t of 4 taps.
+SK_HD float cubic_near(float x, float A) { return ((A + 2.0f) * x - (A + 3.0f)) * x * x + 1.0f; }
+SK_HD float cubic_far(float x, float A) { return ((A * x - 5.0f * A) * x + 8.0f * A) * x - 4.0f * A; }
+SK_HD void cubic_weights(float t, float w[4]) {
+  const float A = -0.75f;
+  w[0] = cubic_far(t + 1.0f, A);
+  w[1] = cubic_near(t, A);
+  w[2] = cubic_near(1.0f - t, A);
+  w[3] = cubic_far((1.0f - t) + 1.0f, A);
+}
+
+// A bicubic tap index after padding: each tap is clipped/reflected on its own (torch's
+// get_value_bounded); -1 when it falls outside the image.
+template <int PAD>
+SK_HD int64_t cubic_tap(float pos, int64_t size, int align_corners) {
+  const int64_t i = (int64_t)pad_coord<PAD>(pos, size, align_corners);
+  return in_range(i, size) ? i : -1;
+}
+
+// ---------------------------------------------------------------- one output pixel
+// Each function samples one output location for all C channels.  x points at the image's
+// first channel (plane elements apart), y at the output pixel (ystride elements between
+// channels).  Out-of-image taps are skipped, as torch skips them.  The accumulation order
+// (0, then fmaf per tap in row-major tap order) is the one the CPU SIMD paths reproduce.
+
+template <int PAD, typename T>
+SK_HD void bilinear_2d(const T* __restrict__ x, int64_t C, int64_t H, int64_t W, float gx, float gy,
+                       int align_corners, T* __restrict__ y, int64_t ystride) {
+  const Linear1 tx = linear_taps(source_coord<PAD>(gx, W, align_corners));
+  const Linear1 ty = linear_taps(source_coord<PAD>(gy, H, align_corners));
+  const bool vx0 = in_range(tx.i0, W), vx1 = in_range(tx.i0 + 1, W);
+  const bool vy0 = in_range(ty.i0, H), vy1 = in_range(ty.i0 + 1, H);
+  const float w00 = tx.w0 * ty.w0, w01 = tx.w1 * ty.w0, w10 = tx.w0 * ty.w1, w11 = tx.w1 * ty.w1;
+  const int64_t plane = H * W, o = ty.i0 * W + tx.i0;
+  for (int64_t c = 0; c < C; ++c) {
+    const T* p = x + c * plane;
+    float acc = 0.0f;
+    if (vy0 && vx0) acc = fmaf(w00, to_float(p[o]), acc);
+    if (vy0 && vx1) acc = fmaf(w01, to_float(p[o + 1]), acc);
+    if (vy1 && vx0) acc = fmaf(w10, to_float(p[o + W]), acc);
+    if (vy1 && vx1) acc = fmaf(w11, to_float(p[o + W + 1]), acc);
+    y[c * ystride] = from_float<T>(acc);
+  }
+}
+
+template <int PAD, typename T>
+SK_HD void nearest_2d(const T* __restrict__ x, int64_t C, int64_t H, int64_t W, float gx, float gy,
+                      int align_corners, T* __restrict__ y, int64_t ystride) {
+  // nearbyintf rounds half to even, as torch.
+  const int64_t ix = (int64_t)nearbyintf(source_coord<PAD>(gx, W, align_corners));
+  const int64_t iy = (int64_t)nearbyintf(source_coord<PAD>(gy, H, align_corners));
+  const bool valid = in_range(ix, W) && in_range(iy, H);
+  const int64_t plane = H * W, o = iy * W + ix;
+  for (int64_t c = 0; c < C; ++c) y[c * ystride] = valid ? x[c * plane + o] : from_float<T>(0.0f);
+}
+
+template <int PAD, typename T>
+SK_HD void bicubic_2d(const T* __restrict__ x, int64_t C, int64_t H, int64_t W, float gx, float gy,
+                      int align_corners, T* __restrict__ y, int64_t ystride) {
+  // torch unnormalises without padding, then pads each of the 16 taps on its own.
+  const float cx = unnormalize(gx, W, align_corners), cy = unnormalize(gy, H, align_corners);
+  const float fx = floorf(cx), fy = floorf(cy);
+  float wx[4], wy[4];
+  cubic_weights(cx - fx, wx);
+  cubic_weights(cy - fy, wy);
+  int64_t xi[4], yi[4];
+  for (int k = 0; k < 4; ++k) {
+    xi[k] = cubic_tap<PAD>(fx - 1.0f + (float)k, W, align_corners);
+    yi[k] = cubic_tap<PAD>(fy - 1.0f + (float)k, H, align_corners);
+  }
+  const int64_t plane = H * W;
+  for (int64_t c = 0; c < C; ++c) {
+    const T* p = x + c * plane;
+    float acc = 0.0f;
+    for (int r = 0; r < 4; ++r) {
+      float row = 0.0f;
+      if (yi[r] >= 0)
+        for (int k = 0; k < 4; ++k)
+          if (xi[k] >= 0) row = fmaf(wx[k], to_float(p[yi[r] * W + xi[k]]), row);
+      acc = fmaf(wy[r], row, acc);
+    }
+    y[c * ystride] = from_float<T>(acc);
+  }
+}
+
+template <int PAD, typename T>
+SK_HD void trilinear_3d(const T* __restrict__ x, int64_t C, int64_t D, int64_t H, int64_t W, float gx,
+                        float gy, float gz, int align_corners, T* __restrict__ y, int64_t ystride) {
+  const Linear1 tx = linear_taps(source_coord<PAD>(gx, W, align_corners));
+  const Linear1 ty = linear_taps(source_coord<PAD>(gy, H, align_corners));
+  const Linear1 tz = linear_taps(source_coord<PAD>(gz, D, align_corners));
+  const bool vx[2] = {in_range(tx.i0, W), in_range(tx.i0 + 1, W)};
+  const bool vy[2] = {in_range(ty.i0, H), in_range(ty.i0 + 1, H)};
+  const bool vz[2] = {in_range(tz.i0, D), in_range(tz.i0 + 1, D)};
+  const float wx[2] = {tx.w0, tx.w1}, wy[2] = {ty.w0, ty.w1}, wz[2] = {tz.w0, tz.w1};
+  const int64_t plane = D * H * W, o = (tz.i0 * H + ty.i0) * W + tx.i0;
+  for (int64_t c = 0; c < C; ++c) {
+    const T* p = x + c * plane;
+    float acc = 0.0f;
+    for (int k = 0; k < 8; ++k) {  // taps row-major (z, y, x); weights in torch's (x*y)*z order
+      const int dz = k >> 2, dy = (k >> 1) & 1, dx = k & 1;
+      if (vz[dz] && vy[dy] && vx[dx])
+        acc = fmaf((wx[dx] * wy[dy]) * wz[dz], to_float(p[o + (dz * H + dy) * W + dx]), acc);
+    }
+    y[c * ystride] = from_float<T>(acc);
+  }
+}
+
+template <int PAD, typename T>
+SK_HD void nearest_3d(const T* __restrict__ x, int64_t C, int64_t D, int64_t H, int64_t W, float gx,
+                      float gy, float gz, int align_corners, T* __restrict__ y, int64_t ystride) {
+  const int64_t ix = (int64_t)nearbyintf(source_coord<PAD>(gx, W, align_corners));
+  const int64_t iy = (int64_t)nearbyintf(source_coord<PAD>(gy, H, align_corners));
+  const int64_t iz = (int64_t)nearbyintf(source_coord<PAD>(gz, D, align_corners));
+  const bool valid = in_range(ix, W) && in_range(iy, H) && in_range(iz, D);
+  const int64_t plane = D * H * W, o = (iz * H + iy) * W + ix;
+  for (int64_t c = 0; c < C; ++c) y[c * ystride] = valid ? x[c * plane + o] : from_float<T>(0.0f);
+}
+
+// Mode dispatch for one output location (callers reject 3-D bicubic).
+template <int MODE, int PAD, typename T>
+SK_HD void sample_2d(const T* __restrict__ x, int64_t C, int64_t H, int64_t W, float gx, float gy,
+                     int align_corners, T* __restrict__ y, int64_t ystride) {
+  if (MODE == kBilinear) bilinear_2d<PAD>(x, C, H, W, gx, gy, align_corners, y, ystride);
+  else if (MODE == kNearest) nearest_2d<PAD>(x, C, H, W, gx, gy, align_corners, y, ystride);
+  else bicubic_2d<PAD>(x, C, H, W, gx, gy, align_corners, y, ystride);
+}
+
+template <int MODE, int PAD, typename T>
+SK_HD void sample_3d(const T* __restrict__ x, int64_t C, int64_t D, int64_t H, int64_t W, float gx,
+                     float gy, float gz, int align_corners, T* __restrict__ y, int64_t ystride) {
+  if (MODE == kNearest) nearest_3d<PAD>(x, C, D, H, W, gx, gy, gz, align_corners, y, ystride);
+  else trilinear_3d<PAD>(x, C, D, H, W, gx, gy, gz, align_corners, y, ystride);
+}
+
+}  // namespace sk

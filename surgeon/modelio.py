@@ -1,0 +1,365 @@
+"""Loading and saving models safely.
+
+- Weights kept in external data are not read at load: the engine reads the few constants it
+  needs on demand and the writer copies the rest file-to-file, so a 3 GB model costs little more
+  than a 30 MB one.
+- An external-data location that leaves the model's folder is refused.
+- Output is written to temp files and renamed into place; on any error nothing is left behind.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass, field
+from typing import Iterator
+
+import numpy as np
+import onnx
+from google.protobuf.message import DecodeError
+from onnx import ModelProto, TensorProto, numpy_helper
+
+from .errors import SurgeonError
+
+# Protobuf refuses to serialise a message of 2 GiB or more; leave room for the graph itself.
+PROTOBUF_LIMIT = 2**31 - 64 * 2**20
+# Tensors at least this large go to the external data file when writing external data.
+EXTERNAL_THRESHOLD = 1024
+
+
+@dataclass
+class ExternalRef:
+    path: str  # absolute path of the file holding the bytes
+    offset: int
+    length: int
+
+
+@dataclass
+class LoadedModel:
+    """A model and where its external tensors live (name -> file range)."""
+
+    proto: ModelProto
+    path: str | None = None
+    external: dict[str, ExternalRef] = field(default_factory=dict)  # keyed by tensor name
+
+    @property
+    def base_dir(self) -> str:
+        return os.path.dirname(os.path.abspath(self.path)) if self.path else os.getcwd()
+
+
+def iter_tensors(graph: onnx.GraphProto) -> Iterator[TensorProto]:
+    """Every initializer, in this graph and in every subgraph (If/Loop/Scan bodies)."""
+    yield from graph.initializer
+    for node in graph.node:
+        for attr in node.attribute:
+            if attr.type == onnx.AttributeProto.GRAPH:
+                yield from iter_tensors(attr.g)
+            elif attr.type == onnx.AttributeProto.GRAPHS:
+                for g in attr.graphs:
+                    yield from iter_tensors(g)
+
+
+def _external_info(tensor: TensorProto) -> dict[str, str]:
+    return {e.key: e.value for e in tensor.external_data}
+
+
+def _resolve_location(base_dir: str, tensor: TensorProto) -> ExternalRef:
+    info = _external_info(tensor)
+    location = info.get("location", "")
+    if not location:
+        raise SurgeonError(f"tensor {tensor.name!r} is marked external but names no location")
+    norm = os.path.normpath(location)
+    if os.path.isabs(location) or norm == ".." or norm.startswith(".." + os.sep):
+        raise SurgeonError(
+            f"tensor {tensor.name!r}: external data location {location!r} leaves the model's folder; refused"
+        )
+    full = os.path.join(base_dir, norm)
+    if not os.path.isfile(full):
+        raise SurgeonError(f"tensor {tensor.name!r}: external data file {location!r} not found next to the model")
+    size = os.path.getsize(full)
+    offset = int(info.get("offset", 0) or 0)
+    if "length" in info:
+        length = int(info["length"])
+    else:
+        length = size - offset
+    if offset < 0 or length < 0 or offset + length > size:
+        raise SurgeonError(
+            f"tensor {tensor.name!r}: external data range {offset}+{length} lies outside {location!r} ({size} bytes)"
+        )
+    return ExternalRef(full, offset, length)
+
+
+def load_model(path: str | os.PathLike) -> LoadedModel:
+    """Read and check a model file; external tensors are located and checked, not read."""
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise SurgeonError(f"{path}: no such file")
+    if os.path.isdir(path):
+        raise SurgeonError(f"{path}: is a folder, not a model file")
+    if os.path.getsize(path) == 0:
+        raise SurgeonError(f"{path}: file is empty")
+    try:
+        with open(path, "rb") as f:
+            proto = onnx.load_model_from_string(f.read())
+    except (DecodeError, RuntimeError, ValueError) as exc:
+        raise SurgeonError(f"{path}: not a valid ONNX model (truncated or not protobuf: {exc})") from None
+    except OSError as exc:
+        raise SurgeonError(f"{path}: cannot read ({exc.strerror})") from None
+    if proto.ir_version <= 0 or not proto.HasField("graph") or not proto.opset_import:
+        raise SurgeonError(f"{path}: not an ONNX model (no IR version, graph or opset import)")
+    loaded = LoadedModel(proto, path)
+    for tensor in iter_tensors(proto.graph):
+        if tensor.data_location == TensorProto.EXTERNAL:
+            loaded.external[tensor.name] = _resolve_location(loaded.base_dir, tensor)
+    check_graph(proto, path)
+    return loaded
+
+
+def load_model_proto(model: ModelProto | LoadedModel | str | os.PathLike) -> LoadedModel:
+    """Accept a path, a ModelProto or a LoadedModel (library entry points take any of them)."""
+    if isinstance(model, LoadedModel):
+        return model
+    if isinstance(model, ModelProto):
+        loaded = LoadedModel(model)
+        for tensor in iter_tensors(model.graph):
+            if tensor.data_location == TensorProto.EXTERNAL:
+                raise SurgeonError(
+                    f"tensor {tensor.name!r} refers to external data, but the model was given in memory: "
+                    "pass its path instead"
+                )
+        return loaded
+    return load_model(model)
+
+
+def check_graph(proto: ModelProto, label: str = "model") -> None:
+    """onnx.checker on the graph structure, without copying the weights.
+
+    The checker serialises the whole model; for a model with hundreds of MB of weights that
+    doubles memory. Initializers become typed graph inputs in a skeleton copy instead.
+    """
+    skeleton = skeleton_model(proto)
+    try:
+        onnx.checker.check_model(skeleton)
+    except onnx.checker.ValidationError as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise SurgeonError(f"{label}: fails the ONNX checker: {first}") from None
+
+
+def skeleton_model(proto: ModelProto, keep_small: int = 0) -> ModelProto:
+    """A copy of the model whose top-level initializers are typed inputs (no data).
+
+    Initializers with at most ``keep_small`` elements keep their data, so shape inference can
+    read small shape tensors.
+    """
+    skeleton = ModelProto()
+    for fieldname in ("ir_version", "producer_name", "producer_version", "domain", "model_version"):
+        setattr(skeleton, fieldname, getattr(proto, fieldname))
+    skeleton.opset_import.extend(proto.opset_import)
+    skeleton.functions.extend(proto.functions)
+    g, src = skeleton.graph, proto.graph
+    g.name = src.name
+    g.node.extend(src.node)
+    g.input.extend(src.input)
+    g.output.extend(src.output)
+    g.value_info.extend(src.value_info)
+    listed = {i.name for i in src.input}
+    for init in src.initializer:
+        numel = int(np.prod(init.dims)) if init.dims else 1
+        if numel <= keep_small and init.data_location != TensorProto.EXTERNAL:
+            g.initializer.append(init)
+        elif init.name not in listed:
+            g.input.append(onnx.helper.make_tensor_value_info(init.name, init.data_type, list(init.dims)))
+    return skeleton
+
+
+def tensor_to_array(tensor: TensorProto, loaded: LoadedModel | None = None) -> np.ndarray:
+    """A tensor's value, reading only its own byte range when it lives in external data."""
+    if tensor.data_location != TensorProto.EXTERNAL:
+        return numpy_helper.to_array(tensor)
+    ref = loaded.external.get(tensor.name) if loaded else None
+    if ref is None:
+        raise SurgeonError(f"tensor {tensor.name!r}: external data cannot be located")
+    with open(ref.path, "rb") as f:
+        f.seek(ref.offset)
+        raw = f.read(ref.length)
+    copy = TensorProto()
+    copy.CopyFrom(tensor)
+    del copy.external_data[:]
+    copy.data_location = TensorProto.DEFAULT
+    copy.raw_data = raw
+    return numpy_helper.to_array(copy)
+
+
+def _tensor_nbytes(tensor: TensorProto, loaded: LoadedModel) -> int:
+    if tensor.data_location == TensorProto.EXTERNAL:
+        ref = loaded.external.get(tensor.name)
+        return ref.length if ref else 0
+    if tensor.HasField("raw_data"):
+        return len(tensor.raw_data)
+    return tensor.ByteSize()
+
+
+def model_data_bytes(loaded: LoadedModel) -> int:
+    return sum(_tensor_nbytes(t, loaded) for t in iter_tensors(loaded.proto.graph))
+
+
+def check_output_path(out_path: str, loaded: LoadedModel) -> None:
+    """Refuse an output that would overwrite the input or one of its data files."""
+    out_real = os.path.realpath(out_path)
+    if loaded.path and out_real == os.path.realpath(loaded.path):
+        raise SurgeonError(f"{out_path}: output is the input file; refusing to overwrite the input")
+    data_real = out_real + ".data"
+    for ref in loaded.external.values():
+        if os.path.realpath(ref.path) in (out_real, data_real):
+            raise SurgeonError(f"{out_path}: output would overwrite the input's external data {ref.path}")
+    folder = os.path.dirname(out_real)
+    if not os.path.isdir(folder):
+        raise SurgeonError(f"{out_path}: output folder {folder} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise SurgeonError(f"{out_path}: output folder {folder} is not writable")
+    if os.path.isdir(out_real):
+        raise SurgeonError(f"{out_path}: is a folder")
+
+
+def _copy_range(src_path: str, offset: int, length: int, dst) -> None:
+    """Kernel-side copy of a byte range (no trip through Python memory)."""
+    with open(src_path, "rb") as src:
+        remaining, pos = length, offset
+        while remaining > 0:
+            try:
+                n = os.copy_file_range(src.fileno(), dst.fileno(), remaining, pos)
+            except OSError:
+                n = 0
+            if n <= 0:  # not supported across these files: plain chunked copy
+                src.seek(pos)
+                while remaining > 0:
+                    chunk = src.read(min(remaining, 64 << 20))
+                    if not chunk:
+                        raise SurgeonError(f"{src_path}: external data ended early")
+                    dst.write(chunk)
+                    remaining -= len(chunk)
+                return
+            remaining -= n
+            pos += n
+
+
+def _externalise(loaded: LoadedModel, data_file, location: str) -> list[tuple[TensorProto, bytes | None]]:
+    """Point every large tensor at ``data_file``; returns what is needed to undo it."""
+    undo = []
+    offset = 0
+    for tensor in iter_tensors(loaded.proto.graph):
+        ref = loaded.external.get(tensor.name) if tensor.data_location == TensorProto.EXTERNAL else None
+        if ref is None:
+            if tensor.HasField("raw_data"):
+                raw = tensor.raw_data
+            else:
+                if tensor.ByteSize() < EXTERNAL_THRESHOLD:
+                    continue
+                raw = numpy_helper.from_array(numpy_helper.to_array(tensor)).raw_data
+            if len(raw) < EXTERNAL_THRESHOLD:
+                continue
+        pad = (-offset) % 64  # keep tensors aligned for engines that mmap the file
+        if pad:
+            data_file.write(b"\0" * pad)
+            offset += pad
+        if ref is not None:
+            data_file.flush()
+            _copy_range(ref.path, ref.offset, ref.length, data_file)
+            length = ref.length
+            undo.append((tensor, None, list(tensor.external_data)))
+        else:
+            data_file.write(raw)
+            length = len(raw)
+            saved = TensorProto()
+            saved.CopyFrom(tensor)
+            undo.append((tensor, saved, None))
+            tensor.ClearField("raw_data")
+            for fname in ("float_data", "int32_data", "int64_data", "double_data", "uint64_data", "string_data"):
+                tensor.ClearField(fname)
+        del tensor.external_data[:]
+        tensor.data_location = TensorProto.EXTERNAL
+        for key, value in (("location", location), ("offset", str(offset)), ("length", str(length))):
+            entry = tensor.external_data.add()
+            entry.key, entry.value = key, value
+        offset += length
+    data_file.flush()
+    return undo
+
+
+def _restore(undo) -> None:
+    for tensor, saved, external in undo:
+        if saved is not None:
+            tensor.CopyFrom(saved)
+        else:
+            del tensor.external_data[:]
+            tensor.external_data.extend(external)
+
+
+def save_model(loaded: LoadedModel, out_path: str | os.PathLike, external_data: bool | None = None) -> None:
+    """Write atomically. ``external_data=None`` keeps the input's choice, and turns it on past 2 GB."""
+    out_path = os.fspath(out_path)
+    check_output_path(out_path, loaded)
+    if external_data is None:
+        external_data = bool(loaded.external) or model_data_bytes(loaded) > PROTOBUF_LIMIT
+    folder = os.path.dirname(os.path.abspath(out_path))
+    name = os.path.basename(out_path)
+    temps: list[str] = []
+    undo = []
+    try:
+        data_tmp = None
+        if external_data:
+            fd, data_tmp = tempfile.mkstemp(prefix=f".{name}.data.", suffix=".tmp", dir=folder)
+            temps.append(data_tmp)
+            with os.fdopen(fd, "wb") as data_file:
+                undo = _externalise(loaded, data_file, name + ".data")
+        else:
+            _internalise(loaded)
+            if loaded.proto.ByteSize() > PROTOBUF_LIMIT:
+                raise SurgeonError(
+                    f"{out_path}: model exceeds protobuf's 2 GB limit; write it with --external-data"
+                )
+        payload = loaded.proto.SerializeToString()
+        fd, model_tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
+        temps.append(model_tmp)
+        with os.fdopen(fd, "wb") as f:
+            f.write(payload)
+        del payload
+        if data_tmp is not None:
+            data_path = os.path.join(folder, name + ".data")
+            os.replace(data_tmp, data_path)
+            temps[temps.index(data_tmp)] = data_path  # removed again if the model cannot be placed
+        os.replace(model_tmp, out_path)
+        temps.clear()
+    except OSError as exc:
+        raise SurgeonError(f"{out_path}: cannot write ({exc.strerror or exc})") from None
+    finally:
+        for tmp in temps:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+        _restore(undo)
+
+
+def _internalise(loaded: LoadedModel) -> None:
+    """Read external tensors into the model (for writing a single self-contained file)."""
+    for tensor in iter_tensors(loaded.proto.graph):
+        if tensor.data_location == TensorProto.EXTERNAL:
+            array = tensor_to_array(tensor, loaded)
+            loaded.external.pop(tensor.name, None)
+            del tensor.external_data[:]
+            tensor.data_location = TensorProto.DEFAULT
+            tensor.raw_data = numpy_helper.from_array(array).raw_data
+
+
+def write_text_atomic(path: str | os.PathLike, text: str) -> None:
+    """Reports and the like: same temp-then-rename rule as models."""
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=folder)
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise SurgeonError(f"{path}: cannot write ({exc.strerror or exc})") from None

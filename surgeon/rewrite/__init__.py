@@ -1,0 +1,1 @@
+"""Pattern authoring API, the rewrite driver, the report and plugin discovery."""

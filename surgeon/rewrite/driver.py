@@ -1,0 +1,283 @@
+"""The rewrite driver: match everywhere, check, rewrite, repeat to a fixpoint; then one cleanup,
+one topological sort and one shape repair per graph. Recurses into If/Loop/Scan bodies."""
+
+from __future__ import annotations
+
+import onnx
+from onnx import GraphProto, ModelProto, TensorProto
+
+from ..errors import SurgeonError
+from ..graph import GraphIndex, Node
+from ..graph.fold import ConstantFolder
+from ..graph.order import toposort
+from ..modelio import LoadedModel, iter_tensors
+from ..shapes import ShapeTable, make_value_info
+from .context import MatchContext, RewriteContext, Session
+from .pattern import Match, Pattern, Refusal
+from .report import NearMiss, Report, Rewrite
+from .repair import repair_shapes
+
+MAX_PASSES = 32
+
+
+class NameAllocator:
+    """Fresh names that clash with no node or value name anywhere in the model."""
+
+    def __init__(self, proto: ModelProto):
+        self.used: set[str] = set()
+        stack = [proto.graph]
+        while stack:
+            g = stack.pop()
+            self.used.update(i.name for i in g.input)
+            self.used.update(t.name for t in g.initializer)
+            for n in g.node:
+                self.used.add(n.name)
+                self.used.update(n.output)
+                stack.extend(Node(n, 0).subgraphs())
+
+    def fresh(self, hint: str) -> str:
+        name, k = hint, 0
+        while name in self.used or not name:
+            k += 1
+            name = f"{hint}_{k}"
+        self.used.add(name)
+        return name
+
+
+def _constant_bytes(graph: GraphProto, loaded: LoadedModel) -> int:
+    total = 0
+    for t in iter_tensors(graph):
+        ref = loaded.external.get(t.name) if t.data_location == TensorProto.EXTERNAL else None
+        total += ref.length if ref else len(t.raw_data) if t.HasField("raw_data") else t.ByteSize()
+    stack = [graph]
+    while stack:
+        g = stack.pop()
+        for n in g.node:
+            if n.op_type == "Constant":
+                total += sum(a.t.ByteSize() for a in n.attribute if a.type == onnx.AttributeProto.TENSOR)
+            stack.extend(Node(n, 0).subgraphs())
+    return total
+
+
+def count_nodes(graph: GraphProto) -> int:
+    return sum(1 + sum(count_nodes(b) for b in Node(n, 0).subgraphs()) for n in graph.node)
+
+
+def _engine_refusal(index: GraphIndex, match: Match) -> str | None:
+    """Self-contained, producing its outputs, and acyclic once rewritten."""
+    members = {id(n) for n in match.nodes}
+    produced = {o for n in match.nodes for o in n.outputs if o}
+    for out in match.outputs:
+        if out not in produced:
+            return f"match output {out!r} is not computed by the matched nodes"
+    for node in match.nodes:
+        for out in node.outputs:
+            if not out or out in match.outputs:
+                continue
+            if index.is_output(out):
+                return f"intermediate {out!r} is a graph output"
+            for reader in index.consumers_of(out):
+                if id(reader) not in members:
+                    return f"intermediate {out!r} is also read by {reader.label}"
+    # A cycle would need a path leaving the region and coming back into it. Positions are a
+    # topological order, so the walk back only visits nodes placed after the region starts.
+    start = min(n.position for n in match.nodes)
+    stack = [v for n in match.nodes for v in n.inputs if v and v not in produced]
+    seen: set[str] = set()
+    while stack:
+        value = stack.pop()
+        if value in seen:
+            continue
+        seen.add(value)
+        node = index.find_producer(value)
+        if node is None or node.position < start:
+            continue
+        if id(node) in members:
+            return "rewriting would create a cycle (a path leaves the match and re-enters it)"
+        stack.extend(v for v in node.inputs if v)
+    return None
+
+
+class Driver:
+    def __init__(self, loaded: LoadedModel, patterns: list[Pattern], options: dict | None = None,
+                 dry_run: bool = False):
+        self.loaded = loaded
+        self.patterns = patterns
+        self.dry_run = dry_run
+        proto = loaded.proto
+        shapes = ShapeTable(proto)
+        self.session = Session(loaded, shapes, ConstantFolder(loaded, shapes), NameAllocator(proto),
+                               dict(options or {}))
+        self.report = Report(patterns=[p.name for p in patterns], dry_run=dry_run)
+        self.new_shapes: dict[str, tuple] = {}
+        self.rewritten_outputs: set[str] = set()
+        self._refused: set[tuple] = set()
+        self._domain_versions: dict[str, int] = {}
+        for p in patterns:
+            self._domain_versions.update(p.domains)
+
+    def run(self) -> Report:
+        proto = self.loaded.proto
+        self.report.nodes_before = count_nodes(proto.graph)
+        self.report.constant_bytes_before = _constant_bytes(proto.graph, self.loaded)
+        changed = self._rewrite_graph(proto.graph, None, "main")
+        if changed:
+            self._add_opset_imports()
+            repair_shapes(proto, self.new_shapes, self.rewritten_outputs)
+        self.report.nodes_after = count_nodes(proto.graph)
+        self.report.constant_bytes_after = _constant_bytes(proto.graph, self.loaded)
+        return self.report
+
+    # -- one graph ---------------------------------------------------------------------------
+
+    def _rewrite_graph(self, graph: GraphProto, parent: GraphIndex | None, scope: str) -> bool:
+        index = GraphIndex(graph, parent)
+        changed = False
+        orphans: set[str] = set()  # values whose readers went away: their producers may be dead
+        for _ in range(MAX_PASSES):
+            found = self._collect(index, scope)
+            if not found:
+                break
+            if self.dry_run:
+                for pattern, match in found:
+                    self._record(pattern, match, scope, [])
+                break
+            nodes = self._apply(index, found, scope, orphans)
+            self._write_nodes(graph, toposort(nodes))
+            index = GraphIndex(graph, parent)
+            changed = True
+        if changed:
+            self._remove_dead(graph, index, orphans)
+            index = GraphIndex(graph, parent)
+        for node in index.nodes:
+            for attr in node.proto.attribute:
+                bodies = [attr.g] if attr.type == onnx.AttributeProto.GRAPH else list(attr.graphs)
+                for k, body in enumerate(bodies):
+                    label = f"{scope}/{node.name or node.op_type}.{attr.name}" + (f"[{k}]" if len(bodies) > 1 else "")
+                    changed |= self._rewrite_graph(body, index, label)
+        return changed
+
+    def _collect(self, index: GraphIndex, scope: str) -> list[tuple[Pattern, Match]]:
+        ctx = MatchContext(index, self.session)
+        claimed: set[int] = set()
+        found = []
+        for node in index.nodes:
+            if id(node) in claimed:
+                continue
+            for pattern in self.patterns:
+                if not pattern.accepts(node):
+                    continue
+                try:
+                    result = pattern.match(ctx, node)
+                    if isinstance(result, Match):
+                        reason = pattern.check(ctx, result)
+                        if reason:
+                            result = Refusal(reason)
+                except SurgeonError as exc:
+                    result = Refusal(str(exc))
+                except Exception as exc:  # a plugin bug must not take the whole run down
+                    result = Refusal(f"pattern raised {type(exc).__name__}: {exc}")
+                if result is None:
+                    continue
+                if isinstance(result, Refusal):
+                    self._refuse(pattern, node, scope, result.reason)
+                    continue
+                reason = _engine_refusal(index, result)
+                if reason:
+                    self._refuse(pattern, node, scope, reason)
+                    continue
+                if any(id(n) in claimed for n in result.nodes):
+                    continue  # overlaps an earlier match: looked at again in the next pass
+                claimed.update(id(n) for n in result.nodes)
+                found.append((pattern, result))
+                break
+        return found
+
+    def _refuse(self, pattern: Pattern, node: Node, scope: str, reason: str) -> None:
+        key = (pattern.name, node.label, scope, reason)
+        if key not in self._refused:
+            self._refused.add(key)
+            self.report.refusals.append(NearMiss(pattern.name, node.label, scope, reason))
+
+    def _record(self, pattern: Pattern, match: Match, scope: str, written: list[Node]) -> None:
+        self.report.rewrites.append(Rewrite(
+            pattern=pattern.name,
+            anchor=match.anchor.label,
+            graph=scope,
+            replaced=[n.op_type for n in match.nodes],
+            written=[f"{n.domain + '::' if n.domain else ''}{n.op_type} {n.name}" for n in written],
+            warnings=list(match.warnings),
+        ))
+
+    def _apply(self, index: GraphIndex, found, scope: str, orphans: set[str]) -> list[Node]:
+        removed: set[int] = set()
+        added: list[Node] = []
+        for pattern, match in found:
+            ctx = RewriteContext(index, self.session, pattern.name, match.anchor.position)
+            pattern.rewrite(ctx, match)
+            made = {o for n in ctx.new_nodes for o in n.outputs}
+            missing = [o for o in match.outputs if o not in made]
+            if missing:
+                raise SurgeonError(f"pattern {pattern.name!r} did not produce {missing} at {match.anchor.label}")
+            removed.update(id(n) for n in match.nodes)
+            added.extend(ctx.new_nodes)
+            index.graph.initializer.extend(ctx.new_initializers)
+            self.new_shapes.update(ctx.new_shapes)
+            self.rewritten_outputs.update(made)
+            orphans.update(v for n in match.nodes for v in n.inputs if v)
+            self._record(pattern, match, scope, ctx.new_nodes)
+        return [n for n in index.nodes if id(n) not in removed] + added
+
+    @staticmethod
+    def _write_nodes(graph: GraphProto, nodes: list[Node]) -> None:
+        protos = [n.proto for n in nodes]
+        del graph.node[:]
+        graph.node.extend(protos)
+
+    def _remove_dead(self, graph: GraphProto, index: GraphIndex, orphans: set[str]) -> None:
+        """Drop what only the replaced regions read: nodes, initializers, stale value_info."""
+        dead: set[int] = set()
+        dead_values: set[str] = set()
+        work = list(orphans)
+        while work:
+            value = work.pop()
+            if index.is_output(value) or any(id(r) not in dead for r in index.consumers_of(value)):
+                continue
+            dead_values.add(value)
+            node = index.find_producer(value)
+            if node is None or id(node) in dead:
+                continue
+            if all(not o or (not index.is_output(o) and all(id(r) in dead for r in index.consumers_of(o)))
+                   for o in node.outputs):
+                dead.add(id(node))
+                dead_values.update(o for o in node.outputs if o)
+                work.extend(v for v in node.inputs if v)
+        if dead:
+            self._write_nodes(graph, [n for n in index.nodes if id(n) not in dead])
+        live = {v for n in graph.node for v in n.input} | set(index.output_names)
+        for n in graph.node:
+            for body in Node(n, 0).subgraphs():
+                from ..graph.index import free_values
+
+                live |= free_values(body)
+        keep = [t for t in graph.initializer if t.name in live or t.name not in dead_values]
+        if len(keep) != len(graph.initializer):
+            kept_protos = list(keep)
+            del graph.initializer[:]
+            graph.initializer.extend(kept_protos)
+        produced = {o for n in graph.node for o in n.output}
+        stale = [vi for vi in graph.value_info if vi.name not in produced or vi.name in self.new_shapes]
+        if stale:
+            fresh = [vi for vi in graph.value_info if vi.name in produced and vi.name not in self.new_shapes]
+            del graph.value_info[:]
+            graph.value_info.extend(fresh)
+        outputs = set(index.output_names)
+        for name, (elem, dims) in self.new_shapes.items():
+            if name in produced and name not in outputs:
+                graph.value_info.append(make_value_info(name, elem, dims))
+
+    def _add_opset_imports(self) -> None:
+        proto = self.loaded.proto
+        have = {o.domain for o in proto.opset_import}
+        for domain in sorted(self.session.domains_used - have):
+            proto.opset_import.append(onnx.helper.make_opsetid(domain, self._domain_versions.get(domain, 1)))

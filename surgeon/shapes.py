@@ -1,0 +1,145 @@
+"""Shapes: what the model declares, what ONNX shape inference adds, input-shape overrides, and
+the value_info written for values that rewrites create.
+
+A dim is an int (static), a str (a named dynamic dim) or None (unknown).
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+import onnx
+from onnx import GraphProto, ModelProto, TypeProto, ValueInfoProto, helper
+
+from .errors import SurgeonError
+from .modelio import skeleton_model
+
+Dim = "int | str | None"
+ShapeInfo = tuple  # (elem_type: int, dims: tuple[Dim, ...] | None)
+
+
+def read_type(tp: TypeProto) -> ShapeInfo | None:
+    if not tp.HasField("tensor_type"):
+        return None
+    tt = tp.tensor_type
+    if not tt.HasField("shape"):
+        return (tt.elem_type, None)
+    dims = []
+    for d in tt.shape.dim:
+        if d.HasField("dim_value"):
+            dims.append(int(d.dim_value))
+        elif d.HasField("dim_param") and d.dim_param:
+            dims.append(d.dim_param)
+        else:
+            dims.append(None)
+    return (tt.elem_type, tuple(dims))
+
+
+def make_value_info(name: str, elem_type: int, dims: Sequence | None) -> ValueInfoProto:
+    if dims is None:
+        return helper.make_tensor_value_info(name, elem_type, None)
+    return helper.make_tensor_value_info(name, elem_type, [d if d is not None else "" for d in dims])
+
+
+def _walk_graphs(graph: GraphProto) -> Iterable[GraphProto]:
+    yield graph
+    for node in graph.node:
+        for a in node.attribute:
+            if a.type == onnx.AttributeProto.GRAPH:
+                yield from _walk_graphs(a.g)
+            elif a.type == onnx.AttributeProto.GRAPHS:
+                for g in a.graphs:
+                    yield from _walk_graphs(g)
+
+
+def declared_shapes(graph: GraphProto) -> dict[str, ShapeInfo]:
+    """Types the model itself states: inputs, outputs, value_info and initializers, all scopes."""
+    table: dict[str, ShapeInfo] = {}
+    for g in _walk_graphs(graph):
+        for vi in list(g.input) + list(g.output) + list(g.value_info):
+            info = read_type(vi.type)
+            if info is not None:
+                table[vi.name] = info
+        for t in g.initializer:
+            table[t.name] = (t.data_type, tuple(int(d) for d in t.dims))
+    return table
+
+
+def infer_shapes(proto: ModelProto) -> dict[str, ShapeInfo]:
+    """ONNX shape inference (with data propagation) on a weight-free copy; {} when it fails."""
+    skeleton = skeleton_model(proto, keep_small=64)
+    try:
+        inferred = onnx.shape_inference.infer_shapes(skeleton, data_prop=True)
+    except Exception:  # inference is best effort: custom ops or odd models may upset it
+        return {}
+    return declared_shapes(inferred.graph)
+
+
+def is_static(dims) -> bool:
+    return dims is not None and all(isinstance(d, int) for d in dims)
+
+
+class ShapeTable:
+    """Lazily answers (elem_type, dims) for any value; runs inference once, on first need."""
+
+    def __init__(self, proto: ModelProto):
+        self.proto = proto
+        self.table = declared_shapes(proto.graph)
+        self._inferred = False
+
+    def get(self, name: str) -> ShapeInfo | None:
+        info = self.table.get(name)
+        if (info is None or not is_static(info[1])) and not self._inferred:
+            self._inferred = True
+            for key, value in infer_shapes(self.proto).items():
+                old = self.table.get(key)
+                if old is None or old[1] is None or _more_known(value[1], old[1]):
+                    self.table[key] = value
+            info = self.table.get(name)
+        return info
+
+    def set(self, name: str, elem_type: int, dims) -> None:
+        self.table[name] = (elem_type, tuple(dims) if dims is not None else None)
+
+
+def _more_known(new, old) -> bool:
+    if new is None or len(new) != len(old):
+        return False
+    score = lambda dims: sum(2 if isinstance(d, int) else 1 if isinstance(d, str) else 0 for d in dims)
+    return score(new) > score(old)
+
+
+def parse_input_shape(spec: str) -> tuple[str, list[int]]:
+    """``"x:1,3,224,224"`` -> ``("x", [1, 3, 224, 224])``; the name may itself hold colons."""
+    name, sep, dims = spec.rpartition(":")
+    if not sep or not name:
+        raise SurgeonError(f"--input-shape {spec!r}: expected NAME:D1,D2,... (e.g. x:1,3,224,224)")
+    try:
+        values = [int(d) for d in dims.split(",")] if dims else []
+    except ValueError:
+        raise SurgeonError(f"--input-shape {spec!r}: dims must be integers") from None
+    if any(v <= 0 for v in values):
+        raise SurgeonError(f"--input-shape {spec!r}: dims must be positive")
+    return name, values
+
+
+def apply_input_shapes(proto: ModelProto, shapes: dict[str, Sequence[int]]) -> None:
+    """Fix graph input dims, so shape computations on them fold to constants."""
+    inputs = {i.name: i for i in proto.graph.input}
+    for name, dims in shapes.items():
+        if name not in inputs:
+            known = ", ".join(sorted(inputs)) or "none"
+            raise SurgeonError(f"--input-shape: the model has no input {name!r} (inputs: {known})")
+        tt = inputs[name].type.tensor_type
+        if tt.HasField("shape") and len(tt.shape.dim) != len(dims):
+            raise SurgeonError(
+                f"--input-shape: input {name!r} has rank {len(tt.shape.dim)}, got {len(dims)} dims"
+            )
+        for i, declared in enumerate(tt.shape.dim if tt.HasField("shape") else []):
+            if declared.HasField("dim_value") and declared.dim_value != dims[i]:
+                raise SurgeonError(
+                    f"--input-shape: input {name!r} dim {i} is fixed at {declared.dim_value}, got {dims[i]}"
+                )
+        tt.ClearField("shape")
+        for d in dims:
+            tt.shape.dim.add().dim_value = int(d)

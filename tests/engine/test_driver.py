@@ -1,0 +1,234 @@
+"""The rewrite driver on tiny hand-built models."""
+
+import json
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper
+
+import surgeon
+from surgeon import Match, Pattern
+
+from .toys import AbsAbs, AlwaysRefuses, Crashes, NegToSub, ReluNeg, model, relu_neg_model, value
+
+
+def ops(m):
+    return [n.op_type for n in m.graph.node]
+
+
+def test_rewrite_replaces_region_with_typed_node():
+    result = surgeon.fuse(relu_neg_model(), patterns=[ReluNeg()])
+    assert ops(result.model) == ["NegRelu", "Abs"]
+    node = result.model.graph.node[0]
+    assert node.domain == "custom.test"
+    attrs = {a.name: a for a in node.attribute}
+    assert attrs["alpha"].type == onnx.AttributeProto.FLOAT and attrs["alpha"].f == 0.5
+    assert attrs["flag"].type == onnx.AttributeProto.INT and attrs["flag"].i == 1
+    assert attrs["mode"].type == onnx.AttributeProto.STRING and attrs["mode"].s == b"fast"
+    assert attrs["sizes"].type == onnx.AttributeProto.INTS and list(attrs["sizes"].ints) == [2, 3]
+    assert {(p.key, p.value) for p in node.metadata_props} == {("surgeon.pattern", "relu-neg")}
+    assert node.output[0] == "n"  # the replaced value keeps its name
+    opsets = {o.domain: o.version for o in result.model.opset_import}
+    assert opsets == {"": 17, "custom.test": 1}
+    vi = {v.name: v for v in result.model.graph.value_info}
+    dims = [d.dim_param or d.dim_value for d in vi["n"].type.tensor_type.shape.dim]
+    assert dims == ["N", 3] and vi["n"].type.tensor_type.elem_type == TensorProto.FLOAT
+    onnx.checker.check_model(result.model)
+
+
+def test_input_model_is_not_modified():
+    original = relu_neg_model()
+    before = original.SerializeToString()
+    surgeon.fuse(original, patterns=[ReluNeg()])
+    assert original.SerializeToString() == before
+
+
+def test_idempotent_and_no_match_leaves_bytes_unchanged():
+    fused = surgeon.fuse(relu_neg_model(), patterns=[ReluNeg()]).model
+    again = surgeon.fuse(fused, patterns=[ReluNeg()])
+    assert again.report.rewrites == []
+    assert again.model.SerializeToString() == fused.SerializeToString()
+
+
+def test_intermediate_used_outside_is_refused_with_reason():
+    m = relu_neg_model(extra_output=True)
+    result = surgeon.fuse(m, patterns=[ReluNeg()])
+    assert result.report.rewrites == []
+    [refusal] = result.report.refusals
+    assert refusal.pattern == "relu-neg" and "'r' is a graph output" in refusal.reason
+    assert result.model.SerializeToString() == m.SerializeToString()
+
+    shared = model([
+        helper.make_node("Relu", ["x"], ["r"], name="relu"),
+        helper.make_node("Neg", ["r"], ["n"], name="neg"),
+        helper.make_node("Add", ["n", "r"], ["y"], name="add"),
+    ], [value("x")], [value("y")])
+    result = surgeon.fuse(shared, patterns=[ReluNeg()])
+    assert result.report.rewrites == []
+    assert "also read by add (Add)" in result.report.refusals[0].reason
+
+
+class TwoOutputs(Pattern):
+    """Replaces Relu and Neg by one node producing both values, even when that loops back."""
+
+    anchor_ops = ("Neg",)
+
+    def match(self, ctx, node):
+        relu = ctx.producer(node.inputs[1])
+        return Match(node, [relu, node], outputs=[relu.outputs[0], node.outputs[0]])
+
+    def rewrite(self, ctx, match):
+        ctx.add_node("Pair", [match.nodes[0].inputs[0], match.anchor.inputs[0]], match.outputs, domain="custom.test")
+
+
+def test_rewrite_that_would_create_a_cycle_is_refused():
+    # relu -> sig (outside) -> neg: fusing relu+neg into one node would read sig, which reads it.
+    m = model([
+        helper.make_node("Relu", ["x"], ["r"], name="relu"),
+        helper.make_node("Sigmoid", ["r"], ["s"], name="sig"),
+        helper.make_node("Neg", ["s", "r"], ["n"], name="neg", domain="custom.test"),
+    ], [value("x")], [value("n")])
+    m.opset_import.append(helper.make_opsetid("custom.test", 1))
+
+    class P(TwoOutputs):
+        anchor_ops = ("custom.test::Neg",)
+
+    result = surgeon.fuse(m, patterns=[P()])
+    assert result.report.rewrites == []
+    assert "cycle" in result.report.refusals[0].reason
+
+
+def test_fixpoint_collapses_chain_over_several_passes():
+    nodes = [helper.make_node("Abs", ["x" if i == 0 else f"a{i-1}"], [f"a{i}"], name=f"abs{i}") for i in range(6)]
+    m = model(nodes, [value("x")], [value("a5")])
+    result = surgeon.fuse(m, patterns=[AbsAbs()])
+    assert ops(result.model) == ["Abs"]
+    assert result.model.graph.node[0].input[0] == "x" and result.model.graph.node[0].output[0] == "a5"
+    assert len(result.report.rewrites) == 5
+
+
+def test_overlapping_matches_are_taken_once_in_graph_order():
+    # Both patterns anchor on the same Neg: only the first listed wins, in a deterministic way.
+    first = surgeon.fuse(relu_neg_model(), patterns=[ReluNeg(), NegToSub()])
+    assert [r.pattern for r in first.report.rewrites] == ["relu-neg"]
+    second = surgeon.fuse(relu_neg_model(), patterns=[NegToSub(), ReluNeg()])
+    assert [r.pattern for r in second.report.rewrites] == ["neg-to-sub"]
+    assert ops(second.model) == ["Relu", "Sub", "Abs"]
+
+
+def test_new_names_are_unique_and_numbers_hold():
+    m = model([
+        helper.make_node("Neg", ["x"], ["n1"], name="neg-to-sub/Sub"),
+        helper.make_node("Neg", ["n1"], ["n2"], name="b"),
+    ], [value("x")], [value("n2")])
+    result = surgeon.fuse(m, patterns=[NegToSub()])
+    names = [n.name for n in result.model.graph.node]
+    assert len(set(names)) == len(names) == 2
+    inits = [t.name for t in result.model.graph.initializer]
+    assert len(set(inits)) == 2
+    x = np.random.default_rng(0).standard_normal((2, 3)).astype(np.float32)
+    sess = ort.InferenceSession(result.model.SerializeToString(), providers=["CPUExecutionProvider"])
+    np.testing.assert_allclose(sess.run(None, {"x": x})[0], x, atol=0)
+
+
+def test_dead_constants_are_removed_and_counted():
+    big = helper.make_tensor("w", TensorProto.FLOAT, [256], np.ones(256, np.float32).tobytes(), raw=True)
+    m = model([
+        helper.make_node("Relu", ["x"], ["r"], name="relu"),
+        helper.make_node("Mul", ["r", "w"], ["n0"], name="mul"),
+        helper.make_node("Neg", ["n0"], ["y"], name="neg"),
+    ], [value("x", ("N", 256))], [value("y", ("N", 256))], initializers=[big])
+
+    class MulNeg(Pattern):
+        anchor_ops = ("Neg",)
+
+        def match(self, ctx, node):
+            mul = ctx.producer(node.inputs[0])
+            if mul is None or not mul.is_op("Mul"):
+                return None
+            return Match(node, [mul, node], values={"x": mul.inputs[0]})
+
+        def rewrite(self, ctx, match):
+            ctx.add_node("Neg", [match.values["x"]], match.outputs)
+
+    result = surgeon.fuse(m, patterns=[MulNeg()])
+    assert ops(result.model) == ["Relu", "Neg"]
+    assert len(result.model.graph.initializer) == 0
+    assert result.report.constant_bytes_removed == 1024
+    assert result.report.nodes_before == 3 and result.report.nodes_after == 2
+
+
+def test_orphaned_producers_are_removed_but_unrelated_dead_nodes_stay():
+    m = model([
+        helper.make_node("Shape", ["x"], ["s"], name="shape"),
+        helper.make_node("Relu", ["x"], ["r"], name="relu"),
+        helper.make_node("Neg", ["r"], ["n"], name="neg"),
+        helper.make_node("Sigmoid", ["x"], ["unused"], name="already_dead"),
+        helper.make_node("Identity", ["n"], ["y"], name="id"),
+    ], [value("x")], [value("y")])
+    result = surgeon.fuse(m, patterns=[ReluNeg()])
+    assert ops(result.model) == ["Shape", "NegRelu", "Sigmoid", "Identity"]
+
+
+def test_refusals_and_plugin_crashes_are_reported_not_raised():
+    result = surgeon.fuse(relu_neg_model(), patterns=[AlwaysRefuses(), Crashes()])
+    reasons = {r.pattern: r.reason for r in result.report.refusals}
+    assert reasons["always-refuses"] == "relu is fine as it is"
+    assert reasons["crashes"] == "pattern raised RuntimeError: bug in plugin"
+    assert result.report.rewrites == []
+
+
+def test_report_summary_and_json():
+    result = surgeon.fuse(relu_neg_model(), patterns=[ReluNeg(), AlwaysRefuses()])
+    text = result.report.summary()
+    assert "rewrote 1 match(es) (relu-neg: 1)" in text
+    assert "nodes 3 -> 2" in text
+    assert "relu-neg: neg (Neg) -> custom.test::NegRelu" in text
+    assert "always-refuses: relu (Relu): relu is fine as it is" in text
+    data = json.loads(result.report.to_json())
+    assert data["rewrites"][0]["replaced"] == ["Relu", "Neg"]
+    assert data["rewrites"][0]["anchor"] == "neg (Neg)"
+    assert data["refusals"][0]["reason"] == "relu is fine as it is"
+    assert data["nodes_before"] == 3 and data["nodes_after"] == 2
+
+
+def test_dry_run_reports_without_changing():
+    m = relu_neg_model()
+    result = surgeon.fuse(m, patterns=[ReluNeg()], dry_run=True)
+    assert len(result.report.rewrites) == 1 and result.report.dry_run
+    assert ops(result.model) == ["Relu", "Neg", "Abs"]
+    assert "would rewrite 1" in result.report.summary()
+
+
+def _if_model():
+    def branch(name, with_chain):
+        nodes = [helper.make_node("Relu", ["x"], [f"{name}_r"], name=f"{name}_relu"),
+                 helper.make_node("Neg", [f"{name}_r"], [f"{name}_out"], name=f"{name}_neg")] if with_chain else [
+                 helper.make_node("Identity", ["x"], [f"{name}_out"], name=f"{name}_id")]
+        return helper.make_graph(nodes, name, [], [value(f"{name}_out")])
+
+    return model([
+        helper.make_node("If", ["c"], ["y"], name="if", then_branch=branch("then", True),
+                         else_branch=branch("else", False)),
+    ], [value("x"), helper.make_tensor_value_info("c", TensorProto.BOOL, [])], [value("y")])
+
+
+def test_rewrites_inside_if_branches():
+    result = surgeon.fuse(_if_model(), patterns=[ReluNeg()])
+    [rewrite] = result.report.rewrites
+    assert rewrite.graph == "main/if.then_branch"
+    then = next(a.g for a in result.model.graph.node[0].attribute if a.name == "then_branch")
+    assert [n.op_type for n in then.node] == ["NegRelu"]
+    assert {o.domain for o in result.model.opset_import} == {"", "custom.test"}
+    onnx.checker.check_model(result.model)
+
+
+def test_rewrite_that_omits_an_output_is_an_error():
+    class Forgetful(ReluNeg):
+        def rewrite(self, ctx, match):
+            ctx.add_node("NegRelu", [match.values["x"]], 1, domain="custom.test")
+
+    with pytest.raises(surgeon.SurgeonError, match="did not produce"):
+        surgeon.fuse(relu_neg_model(), patterns=[Forgetful()])

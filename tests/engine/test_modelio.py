@@ -1,0 +1,190 @@
+"""Loading and saving: bad input is one clear line and exit 1; nothing is ever half-written."""
+
+import os
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from click.testing import CliRunner
+from onnx import TensorProto, helper
+
+from surgeon import modelio
+from surgeon.cli import cli
+
+from .toys import relu_neg_model
+
+PLUGIN = ["--plugin", "tests.engine.toys:ReluNeg"]
+
+
+def run(*args):
+    result = CliRunner().invoke(cli, [str(a) for a in args])
+    return result.exit_code, result.output
+
+
+def weighted_model():
+    """Relu -> Neg -> Mul(w) with a 64 KB weight, so external data has something to hold."""
+    w = np.linspace(-1, 1, 16384, dtype=np.float32).reshape(1, 16384)
+    m = relu_neg_model()
+    m.graph.node[2].op_type = "Mul"
+    m.graph.node[2].input.append("w")
+    m.graph.initializer.append(onnx.numpy_helper.from_array(w, "w"))
+    for vi in list(m.graph.input) + list(m.graph.output):
+        vi.type.tensor_type.shape.dim[1].dim_value = 16384
+    return m
+
+
+def files(folder):
+    return sorted(os.listdir(folder))
+
+
+@pytest.fixture
+def model_path(tmp_path):
+    path = tmp_path / "in.onnx"
+    onnx.save(weighted_model(), path)
+    return path
+
+
+def test_fuse_writes_output_and_leaves_input_alone(model_path, tmp_path):
+    before = model_path.read_bytes()
+    code, out = run("fuse", model_path, tmp_path / "out.onnx", *PLUGIN)
+    assert code == 0, out
+    assert "rewrote 1 match(es)" in out
+    assert model_path.read_bytes() == before
+    assert files(tmp_path) == ["in.onnx", "out.onnx"]
+    fused = onnx.load(tmp_path / "out.onnx")
+    assert [n.op_type for n in fused.graph.node] == ["NegRelu", "Mul"]
+
+
+@pytest.mark.parametrize("content, message", [
+    (None, "no such file"),
+    (b"", "file is empty"),
+    (b"this is not a model\n" * 10, "not a valid ONNX model"),
+    ("truncated", "not a valid ONNX model"),
+    ("no-graph", "not an ONNX model"),
+    ("checker", "fails the ONNX checker"),
+])
+def test_bad_input_is_one_line_and_exit_1(tmp_path, content, message):
+    path = tmp_path / "bad.onnx"
+    if content == "truncated":
+        data = weighted_model().SerializeToString()
+        path.write_bytes(data[: len(data) // 2])
+    elif content == "no-graph":
+        path.write_bytes(onnx.ModelProto(producer_name="x").SerializeToString())
+    elif content == "checker":
+        m = relu_neg_model()
+        m.graph.node[1].input[0] = "undefined_value"
+        path.write_bytes(m.SerializeToString())
+    elif content is not None:
+        path.write_bytes(content)
+    code, out = run("fuse", path, tmp_path / "out.onnx", *PLUGIN)
+    assert code == 1
+    assert out.startswith("error: ") and message in out
+    assert len(out.strip().splitlines()) == 1 and "Traceback" not in out
+    assert "out.onnx" not in files(tmp_path)
+
+
+def test_output_equal_to_input_is_refused(model_path):
+    before = model_path.read_bytes()
+    code, out = run("fuse", model_path, model_path, *PLUGIN)
+    assert code == 1 and "output is the input file" in out
+    assert model_path.read_bytes() == before
+
+
+def test_missing_output_folder_is_refused(model_path, tmp_path):
+    code, out = run("fuse", model_path, tmp_path / "nope" / "out.onnx", *PLUGIN)
+    assert code == 1 and "does not exist" in out
+
+
+def test_unwritable_output_leaves_nothing_behind(model_path, tmp_path, monkeypatch):
+    real_replace = os.replace
+
+    def failing_replace(src, dst):
+        if str(dst).endswith("out.onnx"):
+            raise PermissionError(13, "Permission denied")
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", failing_replace)
+    code, out = run("fuse", model_path, tmp_path / "out.onnx", *PLUGIN, "--external-data")
+    assert code == 1 and "cannot write (Permission denied)" in out
+    assert files(tmp_path) == ["in.onnx"]
+
+
+def test_usage_errors_exit_2(model_path):
+    assert run("fuse", model_path)[0] == 2
+    assert run("fuse", model_path, "o.onnx", "--input-shape", "x")[0] == 2
+    assert run("nonsense")[0] == 2
+
+
+def test_help_has_an_example_per_command():
+    for command in ("fuse", "inspect", "patterns"):
+        code, out = run(command, "--help")
+        assert code == 0 and "Example:" in out and "surgeon " + command in out
+
+
+def test_external_data_round_trip(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    onnx.save(weighted_model(), src / "in.onnx", save_as_external_data=True, location="weights.bin",
+              size_threshold=1024)
+    before = {f: (src / f).read_bytes() for f in files(src)}
+    code, out = run("fuse", src / "in.onnx", tmp_path / "out.onnx", *PLUGIN)
+    assert code == 0, out
+    assert {f: (src / f).read_bytes() for f in files(src)} == before
+    assert files(tmp_path) == ["out.onnx", "out.onnx.data", "src"]
+    x = np.random.default_rng(0).standard_normal((2, 16384)).astype(np.float32)
+    want = ort.InferenceSession(str(src / "in.onnx"), providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    fused = onnx.load(tmp_path / "out.onnx", load_external_data=False)
+    assert fused.graph.initializer[0].data_location == TensorProto.EXTERNAL
+    w = onnx.numpy_helper.to_array(fused.graph.initializer[0], base_dir=str(tmp_path))
+    np.testing.assert_array_equal(w, np.linspace(-1, 1, 16384, dtype=np.float32).reshape(1, 16384))
+    # The fused model holds a custom op: check the numbers through the kernel's formula.
+    np.testing.assert_allclose(-np.maximum(x, 0) * w, want[0], rtol=0, atol=0)
+    code, out = run("fuse", src / "in.onnx", tmp_path / "inline.onnx", *PLUGIN, "--no-external-data")
+    assert code == 0 and "inline.onnx.data" not in files(tmp_path)
+    assert onnx.load(tmp_path / "inline.onnx").graph.initializer[0].data_location == TensorProto.DEFAULT
+
+
+@pytest.mark.parametrize("location, message", [
+    ("../outside.bin", "leaves the model's folder"),
+    ("/etc/passwd", "leaves the model's folder"),
+    ("missing.bin", "not found next to the model"),
+])
+def test_bad_external_locations_are_refused(tmp_path, location, message):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "outside.bin").write_bytes(b"\0" * 65536)
+    onnx.save(weighted_model(), tmp_path / "sub" / "in.onnx", save_as_external_data=True, location="w.bin",
+              size_threshold=1024)
+    m = onnx.load(tmp_path / "sub" / "in.onnx", load_external_data=False)
+    for entry in m.graph.initializer[0].external_data:
+        if entry.key == "location":
+            entry.value = location
+    onnx.save(m, tmp_path / "sub" / "in.onnx")
+    code, out = run("fuse", tmp_path / "sub" / "in.onnx", tmp_path / "out.onnx", *PLUGIN)
+    assert code == 1 and message in out
+    assert "out.onnx" not in files(tmp_path)
+
+
+def test_models_past_the_protobuf_limit_go_external(tmp_path, monkeypatch, model_path):
+    monkeypatch.setattr(modelio, "PROTOBUF_LIMIT", 4096)
+    code, out = run("fuse", model_path, tmp_path / "out.onnx", *PLUGIN, "--no-external-data")
+    assert code == 1 and "2 GB limit" in out and "--external-data" in out
+    assert "out.onnx" not in files(tmp_path)
+    code, out = run("fuse", model_path, tmp_path / "out.onnx", *PLUGIN)
+    assert code == 0 and "out.onnx.data" in files(tmp_path)
+
+
+def test_report_file_is_json(model_path, tmp_path):
+    import json
+
+    code, out = run("fuse", model_path, tmp_path / "out.onnx", *PLUGIN, "--report", tmp_path / "r.json")
+    assert code == 0
+    data = json.loads((tmp_path / "r.json").read_text())
+    assert data["rewrites"][0]["pattern"] == "relu-neg"
+
+
+def test_dry_run_and_inspect_write_nothing(model_path, tmp_path):
+    code, out = run("fuse", model_path, tmp_path / "out.onnx", *PLUGIN, "--dry-run")
+    assert code == 0 and "would rewrite 1" in out and "out.onnx" not in files(tmp_path)
+    code, out = run("inspect", model_path, *PLUGIN)
+    assert code == 0 and "would rewrite 1" in out and "relu-neg: neg (Neg)" in out

@@ -1,0 +1,89 @@
+"""Toy patterns and tiny models for engine tests (no affine grids: the engine knows none)."""
+
+from __future__ import annotations
+
+import numpy as np
+from onnx import TensorProto, helper
+
+from surgeon import Match, Pattern, refuse
+
+
+class ReluNeg(Pattern):
+    """Relu -> Neg becomes custom.test::NegRelu."""
+
+    anchor_ops = ("Neg",)
+    domains = {"custom.test": 1}
+
+    def match(self, ctx, node):
+        relu = ctx.producer(node.inputs[0])
+        if relu is None or not relu.is_op("Relu"):
+            return None
+        return Match(node, [relu, node], values={"x": relu.inputs[0]})
+
+    def rewrite(self, ctx, match):
+        out = match.outputs[0]
+        ctx.add_node("NegRelu", [match.values["x"]], [out], domain="custom.test",
+                     alpha_f=0.5, flag_b=True, mode_s="fast", sizes_i=[2, 3])
+        ctx.set_shape(out, TensorProto.FLOAT, ctx.shape(match.values["x"]))
+
+
+class NegToSub(Pattern):
+    """Neg(x) becomes Sub(0, x): standard ops only, used for fixpoint and overlap tests."""
+
+    anchor_ops = ("Neg",)
+
+    def match(self, ctx, node):
+        return Match(node, [node])
+
+    def rewrite(self, ctx, match):
+        zero = ctx.add_constant(np.zeros((), np.float32), "zero")
+        ctx.add_node("Sub", [zero, match.anchor.inputs[0]], match.outputs)
+
+
+class AbsAbs(Pattern):
+    """Abs(Abs(x)) -> Abs(x); applied repeatedly it collapses a chain (needs several passes)."""
+
+    anchor_ops = ("Abs",)
+
+    def match(self, ctx, node):
+        inner = ctx.producer(node.inputs[0])
+        if inner is None or not inner.is_op("Abs"):
+            return None
+        return Match(node, [inner, node])
+
+    def rewrite(self, ctx, match):
+        ctx.add_node("Abs", [match.nodes[0].inputs[0]], match.outputs)
+
+
+class AlwaysRefuses(Pattern):
+    anchor_ops = ("Relu",)
+
+    def match(self, ctx, node):
+        return refuse("relu is fine as it is")
+
+
+class Crashes(Pattern):
+    anchor_ops = ("Relu",)
+
+    def match(self, ctx, node):
+        raise RuntimeError("bug in plugin")
+
+
+def value(name, dims=("N", 3), elem=TensorProto.FLOAT):
+    return helper.make_tensor_value_info(name, elem, list(dims))
+
+
+def model(nodes, inputs, outputs, initializers=(), opset=17, value_info=()):
+    graph = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(initializers),
+                              value_info=list(value_info))
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def relu_neg_model(extra_output=False):
+    """x -> Relu -> Neg -> Abs -> y; optionally the Relu output is also a graph output."""
+    outputs = [value("y")] + ([value("r")] if extra_output else [])
+    return model([
+        helper.make_node("Relu", ["x"], ["r"], name="relu"),
+        helper.make_node("Neg", ["r"], ["n"], name="neg"),
+        helper.make_node("Abs", ["n"], ["y"], name="abs"),
+    ], [value("x")], outputs)
