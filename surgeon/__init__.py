@@ -16,9 +16,11 @@ from .graph import Node
 from .rewrite.context import MatchContext, RewriteContext
 from .rewrite.pattern import Match, Pattern, Refusal, refuse
 from .rewrite.report import Report
+from .rewrite.template import Const, TemplateError, match_template
 
 __all__ = [
     "fuse", "inspect", "FuseResult", "Report",
     "Pattern", "Match", "Refusal", "refuse", "MatchContext", "RewriteContext", "Node",
     "make_attribute", "make_attributes", "SurgeonError",
+    "Const", "match_template", "TemplateError",
 ]

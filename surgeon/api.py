@@ -18,6 +18,8 @@ from .shapes import apply_input_shapes
 
 @dataclass
 class FuseResult:
+    """What ``fuse`` returns: the rewritten ``model``, its ``report``, and plugin-loading ``warnings``."""
+
     model: ModelProto
     report: Report
     warnings: list[str]

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import tempfile
 from dataclasses import dataclass, field
@@ -49,14 +50,12 @@ class LoadedModel:
 
 def iter_tensors(graph: onnx.GraphProto) -> Iterator[TensorProto]:
     """Every initializer, in this graph and in every subgraph (If/Loop/Scan bodies)."""
+    from .graph.node import subgraphs_of  # modelio is imported by graph/, not the reverse
+
     yield from graph.initializer
     for node in graph.node:
-        for attr in node.attribute:
-            if attr.type == onnx.AttributeProto.GRAPH:
-                yield from iter_tensors(attr.g)
-            elif attr.type == onnx.AttributeProto.GRAPHS:
-                for g in attr.graphs:
-                    yield from iter_tensors(g)
+        for body in subgraphs_of(node):
+            yield from iter_tensors(body)
 
 
 def _external_info(tensor: TensorProto) -> dict[str, str]:
@@ -164,7 +163,7 @@ def skeleton_model(proto: ModelProto, keep_small: int = 0) -> ModelProto:
     g.value_info.extend(src.value_info)
     listed = {i.name for i in src.input}
     for init in src.initializer:
-        numel = int(np.prod(init.dims)) if init.dims else 1
+        numel = math.prod(init.dims)
         if numel <= keep_small and init.data_location != TensorProto.EXTERNAL:
             g.initializer.append(init)
         elif init.name not in listed:
@@ -190,17 +189,16 @@ def tensor_to_array(tensor: TensorProto, loaded: LoadedModel | None = None) -> n
     return numpy_helper.to_array(copy)
 
 
-def _tensor_nbytes(tensor: TensorProto, loaded: LoadedModel) -> int:
-    if tensor.data_location == TensorProto.EXTERNAL:
-        ref = loaded.external.get(tensor.name)
-        return ref.length if ref else 0
-    if tensor.HasField("raw_data"):
-        return len(tensor.raw_data)
-    return tensor.ByteSize()
+def tensor_nbytes(tensor: TensorProto) -> int:
+    """Bytes of a tensor's data, from its dims and type (reading raw_data would copy it)."""
+    if tensor.data_type in (TensorProto.STRING, TensorProto.UNDEFINED):
+        return tensor.ByteSize()
+    itemsize = onnx.helper.tensor_dtype_to_np_dtype(tensor.data_type).itemsize
+    return math.prod(tensor.dims) * itemsize
 
 
 def model_data_bytes(loaded: LoadedModel) -> int:
-    return sum(_tensor_nbytes(t, loaded) for t in iter_tensors(loaded.proto.graph))
+    return sum(tensor_nbytes(t) for t in iter_tensors(loaded.proto.graph))
 
 
 def check_output_path(out_path: str, loaded: LoadedModel) -> None:

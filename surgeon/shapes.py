@@ -42,26 +42,25 @@ def make_value_info(name: str, elem_type: int, dims: Sequence | None) -> ValueIn
 
 
 def _walk_graphs(graph: GraphProto) -> Iterable[GraphProto]:
+    from .graph.node import subgraphs_of
+
     yield graph
     for node in graph.node:
-        for a in node.attribute:
-            if a.type == onnx.AttributeProto.GRAPH:
-                yield from _walk_graphs(a.g)
-            elif a.type == onnx.AttributeProto.GRAPHS:
-                for g in a.graphs:
-                    yield from _walk_graphs(g)
+        for body in subgraphs_of(node):
+            yield from _walk_graphs(body)
 
 
-def declared_shapes(graph: GraphProto) -> dict[str, ShapeInfo]:
-    """Types the model itself states: inputs, outputs, value_info and initializers, all scopes."""
+def declared_shapes(graph: GraphProto, initializers: bool = True) -> dict[str, ShapeInfo]:
+    """Types the model itself states: inputs, outputs, value_info (and initializers), all scopes."""
     table: dict[str, ShapeInfo] = {}
     for g in _walk_graphs(graph):
         for vi in list(g.input) + list(g.output) + list(g.value_info):
             info = read_type(vi.type)
             if info is not None:
                 table[vi.name] = info
-        for t in g.initializer:
-            table[t.name] = (t.data_type, tuple(int(d) for d in t.dims))
+        if initializers:
+            for t in g.initializer:
+                table[t.name] = (t.data_type, tuple(t.dims))
     return table
 
 
@@ -84,11 +83,20 @@ class ShapeTable:
 
     def __init__(self, proto: ModelProto):
         self.proto = proto
-        self.table = declared_shapes(proto.graph)
+        self.table = declared_shapes(proto.graph, initializers=False)
+        self._initializers: dict | None = None
         self._inferred = False
 
     def get(self, name: str) -> ShapeInfo | None:
         info = self.table.get(name)
+        if info is None:
+            if self._initializers is None:
+                from .modelio import iter_tensors
+
+                self._initializers = {t.name: t for t in iter_tensors(self.proto.graph)}
+            tensor = self._initializers.get(name)
+            if tensor is not None:
+                info = self.table[name] = (tensor.data_type, tuple(tensor.dims))
         if (info is None or not is_static(info[1])) and not self._inferred:
             self._inferred = True
             for key, value in infer_shapes(self.proto).items():

@@ -15,7 +15,7 @@ from onnx import ModelProto, helper, numpy_helper
 
 from ..errors import SurgeonError
 from .fold import ConstantFolder
-from .index import GraphIndex
+from .index import GraphIndex, reads_of
 from .node import Node
 
 
@@ -48,11 +48,7 @@ def backward_slice(index: GraphIndex, outputs: list[str], stop_at=()) -> Slice:
             continue
         if id(node) not in seen_nodes:
             seen_nodes[id(node)] = node
-            stack.extend(reversed([v for v in node.inputs if v]))
-            for body in node.subgraphs():
-                from .index import free_values  # local: bodies are rare
-
-                stack.extend(sorted(free_values(body)))
+            stack.extend(reversed(reads_of(node)))
     nodes = sorted(seen_nodes.values(), key=lambda n: n.position)
     return Slice(nodes, list(leaves))
 

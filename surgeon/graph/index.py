@@ -1,4 +1,5 @@
-"""Producers, consumers, initializers and graph boundaries of one graph, built in one pass."""
+"""Producers, consumers, initializers and graph boundaries of one graph: built in one pass, then
+kept up to date as rewrites remove and add nodes (rebuilding costs more than a whole rewrite)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Iterable
 
 from onnx import GraphProto, TensorProto
 
-from .node import Node
+from .node import Node, subgraphs_of
 
 
 def free_values(graph: GraphProto) -> set[str]:
@@ -17,38 +18,80 @@ def free_values(graph: GraphProto) -> set[str]:
     for proto in graph.node:
         used.update(n for n in proto.input if n)
         defined.update(proto.output)
-        for body in Node(proto, 0).subgraphs():
+        for body in subgraphs_of(proto):
             used |= free_values(body)
     used.update(o.name for o in graph.output)
     return used - defined
 
 
+def reads_of(node: Node) -> list[str]:
+    """Every value a node reads: its inputs, and what its bodies read from outside."""
+    names = list(dict.fromkeys(n for n in node.proto.input if n))
+    for body in node.subgraphs():
+        names.extend(sorted(free_values(body) - set(names)))
+    return names
+
+
 class GraphIndex:
-    """Index of one graph. ``parent`` is the enclosing graph's index for If/Loop/Scan bodies."""
+    """Index of one graph. ``parent`` is the enclosing graph's index for If/Loop/Scan bodies.
+
+    ``nodes`` is in topological order; ``position`` numbers it (``renumber`` after changes).
+    """
 
     def __init__(self, graph: GraphProto, parent: "GraphIndex | None" = None):
         self.graph = graph
         self.parent = parent
-        self.nodes: list[Node] = [Node(p, float(i)) for i, p in enumerate(graph.node)]
+        self.nodes: list[Node] = []
         self.producer: dict[str, Node] = {}
         self.consumers: dict[str, list[Node]] = defaultdict(list)
-        for node in self.nodes:
-            for out in node.proto.output:
-                if out:
-                    self.producer[out] = node
-            seen = set()
-            for name in node.proto.input:
-                if name and name not in seen:
-                    seen.add(name)
-                    self.consumers[name].append(node)
-            for body in node.subgraphs():  # a body reading an outer value is a consumer of it
-                for name in free_values(body) - seen:
-                    seen.add(name)
-                    self.consumers[name].append(node)
+        for i, proto in enumerate(graph.node):
+            self.add(Node(proto, float(i)))
         self.initializers: dict[str, TensorProto] = {t.name: t for t in graph.initializer}
         self.input_names = [i.name for i in graph.input]
         self.output_names = [o.name for o in graph.output]
         self._outputs = set(self.output_names)
+
+    def add(self, node: Node) -> None:
+        self.nodes.append(node)
+        proto = node.proto
+        for out in proto.output:
+            if out:
+                self.producer[out] = node
+        consumers = self.consumers
+        for name in proto.input:  # the hot loop of indexing: kept free of helper calls
+            if name:
+                readers = consumers[name]
+                if not readers or readers[-1] is not node:
+                    readers.append(node)
+        if subgraphs_of(proto):
+            for name in reads_of(node):
+                readers = consumers[name]
+                if node not in readers:
+                    readers.append(node)
+
+    def remove(self, nodes: Iterable[Node]) -> None:
+        gone = {id(n) for n in nodes}
+        for node in nodes:
+            for out in node.proto.output:
+                if self.producer.get(out) is node:
+                    del self.producer[out]
+            for name in reads_of(node):
+                readers = [r for r in self.consumers.get(name, ()) if id(r) not in gone]
+                if readers:
+                    self.consumers[name] = readers
+                else:
+                    self.consumers.pop(name, None)
+        self.nodes = [n for n in self.nodes if id(n) not in gone]
+
+    def reorder(self, nodes: list[Node]) -> None:
+        """Adopt a new topological order and renumber positions to match it."""
+        self.nodes = nodes
+        for i, node in enumerate(nodes):
+            node.position = float(i)
+
+    def add_initializer(self, tensor: TensorProto) -> None:
+        self.graph.initializer.append(tensor)
+        self.initializers[tensor.name] = tensor
 
     def is_output(self, value: str) -> bool:
         return value in self._outputs
@@ -77,8 +120,3 @@ class GraphIndex:
 
     def consumers_of(self, value: str) -> list[Node]:
         return list(self.consumers.get(value, ()))
-
-    def all_value_names(self) -> Iterable[str]:
-        yield from self.input_names
-        yield from self.initializers
-        yield from self.producer

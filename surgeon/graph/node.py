@@ -9,6 +9,21 @@ from onnx import AttributeProto, GraphProto, NodeProto
 from ..attrs import read_attribute
 
 _DEFAULT_DOMAINS = ("", "ai.onnx")
+# Standard ops that carry graphs; reading every node's attributes costs more than the check.
+_CONTROL_FLOW = {"If", "Loop", "Scan", "SequenceMap"}
+
+
+def subgraphs_of(proto: NodeProto) -> list[GraphProto]:
+    """The bodies of an If/Loop/Scan (or of a custom-domain node that carries graphs)."""
+    if proto.domain in _DEFAULT_DOMAINS and proto.op_type not in _CONTROL_FLOW:
+        return []
+    found = []
+    for a in proto.attribute:
+        if a.type == AttributeProto.GRAPH:
+            found.append(a.g)
+        elif a.type == AttributeProto.GRAPHS:
+            found.extend(a.graphs)
+    return found
 
 
 def is_op(node: "Node | NodeProto | None", op_type: str, domain: str = "") -> bool:
@@ -56,13 +71,8 @@ class Node:
         return is_op(self, op_type, domain)
 
     def subgraphs(self) -> list[GraphProto]:
-        found = []
-        for a in self.proto.attribute:
-            if a.type == AttributeProto.GRAPH:
-                found.append(a.g)
-            elif a.type == AttributeProto.GRAPHS:
-                found.extend(a.graphs)
-        return found
+        return subgraphs_of(self.proto)
+
 
     @property
     def label(self) -> str:

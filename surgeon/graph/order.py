@@ -5,7 +5,7 @@ from __future__ import annotations
 import heapq
 
 from ..errors import SurgeonError
-from .index import free_values
+from .index import reads_of
 from .node import Node
 
 
@@ -19,10 +19,7 @@ def toposort(nodes: list[Node]) -> list[Node]:
     waiting = [0] * len(nodes)
     dependents: list[list[int]] = [[] for _ in nodes]
     for i, node in enumerate(nodes):
-        needs = {v for v in node.proto.input if v}
-        for body in node.subgraphs():
-            needs |= free_values(body)
-        for value in needs:
+        for value in reads_of(node):
             j = producer_of.get(value)
             if j is not None and j != i:
                 waiting[i] += 1

@@ -4,13 +4,15 @@ one topological sort and one shape repair per graph. Recurses into If/Loop/Scan 
 from __future__ import annotations
 
 import onnx
-from onnx import GraphProto, ModelProto, TensorProto
+from onnx import GraphProto, ModelProto
 
 from ..errors import SurgeonError
 from ..graph import GraphIndex, Node
+from ..graph.index import reads_of
+from ..graph.node import subgraphs_of
 from ..graph.fold import ConstantFolder
 from ..graph.order import toposort
-from ..modelio import LoadedModel, iter_tensors
+from ..modelio import LoadedModel, tensor_nbytes
 from ..shapes import ShapeTable, make_value_info
 from .context import MatchContext, RewriteContext, Session
 from .pattern import Match, Pattern, Refusal
@@ -21,46 +23,46 @@ MAX_PASSES = 32
 
 
 class NameAllocator:
-    """Fresh names that clash with no node or value name anywhere in the model."""
+    """Fresh names that clash with no node or value name anywhere in the model.
+
+    The model is scanned on the first request: runs that rewrite nothing never pay for it."""
 
     def __init__(self, proto: ModelProto):
-        self.used: set[str] = set()
-        stack = [proto.graph]
+        self.proto = proto
+        self._used: set[str] | None = None
+
+    def _scan(self) -> set[str]:
+        used: set[str] = set()
+        stack = [self.proto.graph]
         while stack:
             g = stack.pop()
-            self.used.update(i.name for i in g.input)
-            self.used.update(t.name for t in g.initializer)
+            used.update(i.name for i in g.input)
+            used.update(t.name for t in g.initializer)
             for n in g.node:
-                self.used.add(n.name)
-                self.used.update(n.output)
-                stack.extend(Node(n, 0).subgraphs())
+                used.add(n.name)
+                used.update(n.output)
+                stack.extend(subgraphs_of(n))
+        return used
 
     def fresh(self, hint: str) -> str:
+        if self._used is None:
+            self._used = self._scan()
         name, k = hint, 0
-        while name in self.used or not name:
+        while name in self._used or not name:
             k += 1
             name = f"{hint}_{k}"
-        self.used.add(name)
+        self._used.add(name)
         return name
 
 
-def _constant_bytes(graph: GraphProto, loaded: LoadedModel) -> int:
-    total = 0
-    for t in iter_tensors(graph):
-        ref = loaded.external.get(t.name) if t.data_location == TensorProto.EXTERNAL else None
-        total += ref.length if ref else len(t.raw_data) if t.HasField("raw_data") else t.ByteSize()
-    stack = [graph]
-    while stack:
-        g = stack.pop()
-        for n in g.node:
-            if n.op_type == "Constant":
-                total += sum(a.t.ByteSize() for a in n.attribute if a.type == onnx.AttributeProto.TENSOR)
-            stack.extend(Node(n, 0).subgraphs())
-    return total
+def _node_constant_bytes(node: Node) -> int:
+    if not node.is_op("Constant"):
+        return 0
+    return sum(tensor_nbytes(a.t) for a in node.proto.attribute if a.type == onnx.AttributeProto.TENSOR)
 
 
 def count_nodes(graph: GraphProto) -> int:
-    return sum(1 + sum(count_nodes(b) for b in Node(n, 0).subgraphs()) for n in graph.node)
+    return len(graph.node) + sum(count_nodes(b) for n in graph.node for b in subgraphs_of(n))
 
 
 def _engine_refusal(index: GraphIndex, match: Match) -> str | None:
@@ -112,6 +114,7 @@ class Driver:
         self.new_shapes: dict[str, tuple] = {}
         self.rewritten_outputs: set[str] = set()
         self._refused: set[tuple] = set()
+        self._dead_initializers: set[str] = set()
         self._domain_versions: dict[str, int] = {}
         for p in patterns:
             self._domain_versions.update(p.domains)
@@ -119,13 +122,11 @@ class Driver:
     def run(self) -> Report:
         proto = self.loaded.proto
         self.report.nodes_before = count_nodes(proto.graph)
-        self.report.constant_bytes_before = _constant_bytes(proto.graph, self.loaded)
         changed = self._rewrite_graph(proto.graph, None, "main")
         if changed:
             self._add_opset_imports()
             repair_shapes(proto, self.new_shapes, self.rewritten_outputs)
         self.report.nodes_after = count_nodes(proto.graph)
-        self.report.constant_bytes_after = _constant_bytes(proto.graph, self.loaded)
         return self.report
 
     # -- one graph ---------------------------------------------------------------------------
@@ -142,15 +143,17 @@ class Driver:
                 for pattern, match in found:
                     self._record(pattern, match, scope, [])
                 break
-            nodes = self._apply(index, found, scope, orphans)
-            self._write_nodes(graph, toposort(nodes))
-            index = GraphIndex(graph, parent)
+            self._apply(index, found, scope, orphans)
+            index.reorder(toposort(index.nodes))
             changed = True
         if changed:
-            self._remove_dead(graph, index, orphans)
-            index = GraphIndex(graph, parent)
-        for node in index.nodes:
+            self._remove_dead(index, orphans)
+            self._write_nodes(graph, index.nodes)
+            self._write_value_info(index)
+        for node in list(index.nodes):
             for attr in node.proto.attribute:
+                if attr.type not in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS):
+                    continue
                 bodies = [attr.g] if attr.type == onnx.AttributeProto.GRAPH else list(attr.graphs)
                 for k, body in enumerate(bodies):
                     label = f"{scope}/{node.name or node.op_type}.{attr.name}" + (f"[{k}]" if len(bodies) > 1 else "")
@@ -209,24 +212,24 @@ class Driver:
             warnings=list(match.warnings),
         ))
 
-    def _apply(self, index: GraphIndex, found, scope: str, orphans: set[str]) -> list[Node]:
-        removed: set[int] = set()
-        added: list[Node] = []
+    def _apply(self, index: GraphIndex, found, scope: str, orphans: set[str]) -> None:
         for pattern, match in found:
-            ctx = RewriteContext(index, self.session, pattern.name, match.anchor.position)
+            ctx = RewriteContext(index, self.session, pattern.name, max(n.position for n in match.nodes))
             pattern.rewrite(ctx, match)
             made = {o for n in ctx.new_nodes for o in n.outputs}
             missing = [o for o in match.outputs if o not in made]
             if missing:
                 raise SurgeonError(f"pattern {pattern.name!r} did not produce {missing} at {match.anchor.label}")
-            removed.update(id(n) for n in match.nodes)
-            added.extend(ctx.new_nodes)
-            index.graph.initializer.extend(ctx.new_initializers)
+            self.report.constant_bytes_removed += sum(_node_constant_bytes(n) for n in match.nodes)
+            index.remove(match.nodes)
+            for node in ctx.new_nodes:
+                index.add(node)
+            for tensor in ctx.new_initializers:
+                index.add_initializer(tensor)
             self.new_shapes.update(ctx.new_shapes)
             self.rewritten_outputs.update(made)
-            orphans.update(v for n in match.nodes for v in n.inputs if v)
+            orphans.update(v for n in match.nodes for v in reads_of(n))
             self._record(pattern, match, scope, ctx.new_nodes)
-        return [n for n in index.nodes if id(n) not in removed] + added
 
     @staticmethod
     def _write_nodes(graph: GraphProto, nodes: list[Node]) -> None:
@@ -234,46 +237,42 @@ class Driver:
         del graph.node[:]
         graph.node.extend(protos)
 
-    def _remove_dead(self, graph: GraphProto, index: GraphIndex, orphans: set[str]) -> None:
-        """Drop what only the replaced regions read: nodes, initializers, stale value_info."""
-        dead: set[int] = set()
-        dead_values: set[str] = set()
-        work = list(orphans)
+    def _remove_dead(self, index: GraphIndex, orphans: set[str]) -> None:
+        """Drop what only the replaced regions read: nodes and initializers nothing reads now."""
+        work = sorted(orphans)
+        dead_nodes: list[Node] = []
         while work:
             value = work.pop()
-            if index.is_output(value) or any(id(r) not in dead for r in index.consumers_of(value)):
+            if index.is_output(value) or index.consumers_of(value):
                 continue
-            dead_values.add(value)
             node = index.find_producer(value)
-            if node is None or id(node) in dead:
+            if node is None:
+                tensor = index.initializers.pop(value, None)
+                if tensor is not None:
+                    self.report.constant_bytes_removed += tensor_nbytes(tensor)
+                    self._dead_initializers.add(value)
                 continue
-            if all(not o or (not index.is_output(o) and all(id(r) in dead for r in index.consumers_of(o)))
-                   for o in node.outputs):
-                dead.add(id(node))
-                dead_values.update(o for o in node.outputs if o)
-                work.extend(v for v in node.inputs if v)
-        if dead:
-            self._write_nodes(graph, [n for n in index.nodes if id(n) not in dead])
-        live = {v for n in graph.node for v in n.input} | set(index.output_names)
-        for n in graph.node:
-            for body in Node(n, 0).subgraphs():
-                from ..graph.index import free_values
+            if any(index.is_output(o) or index.consumers_of(o) for o in node.outputs if o):
+                continue
+            self.report.constant_bytes_removed += _node_constant_bytes(node)
+            index.remove([node])
+            dead_nodes.append(node)
+            work.extend(reads_of(node))
+        if self._dead_initializers:
+            kept = [t for t in index.graph.initializer if t.name not in self._dead_initializers]
+            del index.graph.initializer[:]
+            index.graph.initializer.extend(kept)
 
-                live |= free_values(body)
-        keep = [t for t in graph.initializer if t.name in live or t.name not in dead_values]
-        if len(keep) != len(graph.initializer):
-            kept_protos = list(keep)
-            del graph.initializer[:]
-            graph.initializer.extend(kept_protos)
-        produced = {o for n in graph.node for o in n.output}
-        stale = [vi for vi in graph.value_info if vi.name not in produced or vi.name in self.new_shapes]
-        if stale:
-            fresh = [vi for vi in graph.value_info if vi.name in produced and vi.name not in self.new_shapes]
-            del graph.value_info[:]
-            graph.value_info.extend(fresh)
+    def _write_value_info(self, index: GraphIndex) -> None:
+        """Value_info for declared shapes; none left for values that no longer exist."""
+        graph = index.graph
         outputs = set(index.output_names)
+        keep = [vi for vi in graph.value_info if vi.name in index.producer and vi.name not in self.new_shapes]
+        if len(keep) != len(graph.value_info):
+            del graph.value_info[:]
+            graph.value_info.extend(keep)
         for name, (elem, dims) in self.new_shapes.items():
-            if name in produced and name not in outputs:
+            if name in index.producer and name not in outputs:
                 graph.value_info.append(make_value_info(name, elem, dims))
 
     def _add_opset_imports(self) -> None:

@@ -17,6 +17,7 @@ class Refusal:
 
 
 def refuse(reason: str) -> Refusal:
+    """Return this from ``match`` for a near miss: the report shows ``reason`` for the node."""
     return Refusal(reason)
 
 

@@ -6,34 +6,44 @@ from __future__ import annotations
 
 from onnx import GraphProto, ModelProto
 
+from ..graph.index import reads_of
 from ..graph.node import Node
-from ..shapes import infer_shapes, make_value_info, read_type
+from ..shapes import infer_shapes, is_static, make_value_info, read_type
 
 
 def _downstream(graph: GraphProto, sources: set[str]) -> set[str]:
     reached = set(sources)
     for node in graph.node:  # nodes are topologically sorted
-        reads = set(node.input)
-        for body in Node(node, 0).subgraphs():
-            from ..graph.index import free_values
-
-            reads |= free_values(body)
-        if reads & reached:
+        if any(v in reached for v in reads_of(Node(node, 0))):
             reached.update(o for o in node.output if o)
     return reached
 
 
+def _static(vi) -> bool:
+    info = read_type(vi.type)
+    return info is not None and is_static(info[1])
+
+
 def repair_shapes(proto: ModelProto, declared: dict[str, tuple], rewritten: set[str]) -> None:
     graph = proto.graph
-    affected = _downstream(graph, rewritten) - set(declared)
-    # Forget what is stale, then let inference recompute it from the declared shapes.
-    kept = [vi for vi in graph.value_info if vi.name not in affected]
-    del graph.value_info[:]
-    graph.value_info.extend(kept)
     outputs = {o.name: o for o in graph.output}
     for name, (elem, dims) in declared.items():
         if name in outputs:
             _merge_output(outputs[name], elem, dims, prefer_new=True)
+    # A rewrite keeps the values it replaces, so fully static shapes downstream stay right;
+    # symbolic ones may be an exporter's placeholders: forget them and infer again.
+    affected = {
+        name for name in _downstream(graph, rewritten) - set(declared)
+        if not (name in outputs and _static(outputs[name]))
+    }
+    stale = [vi for vi in graph.value_info if vi.name in affected and not _static(vi)]
+    if not stale and not (affected & set(outputs)):
+        return
+    stale_names = {vi.name for vi in stale}
+    kept = [vi for vi in graph.value_info if vi.name not in stale_names]
+    del graph.value_info[:]
+    graph.value_info.extend(kept)
+    affected = stale_names | (affected & set(outputs)) | (affected - {vi.name for vi in kept})
     # Inference keeps whatever symbols an output already states: let it start from nothing.
     old_types = {}
     for name in affected & set(outputs):

@@ -27,24 +27,20 @@ class NearMiss:
 
 @dataclass
 class Report:
+    """What a fuse run did: the patterns used, every rewrite, every near miss with its reason,
+    node and constant-byte totals. ``summary()`` for people, ``to_json()`` for tools."""
+
     patterns: list[str] = field(default_factory=list)
     rewrites: list[Rewrite] = field(default_factory=list)
     refusals: list[NearMiss] = field(default_factory=list)
     nodes_before: int = 0
     nodes_after: int = 0
-    constant_bytes_before: int = 0
-    constant_bytes_after: int = 0
+    constant_bytes_removed: int = 0
     dry_run: bool = False
     notes: list[str] = field(default_factory=list)
 
-    @property
-    def constant_bytes_removed(self) -> int:
-        return self.constant_bytes_before - self.constant_bytes_after
-
     def to_dict(self) -> dict:
-        data = asdict(self)
-        data["constant_bytes_removed"] = self.constant_bytes_removed
-        return data
+        return asdict(self)
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2)

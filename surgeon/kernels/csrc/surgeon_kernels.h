@@ -40,6 +40,13 @@ extern "C" {
 
 #define SURGEON_KERNELS_ABI_VERSION 1
 
+/* The libraries are built with hidden visibility; only these symbols are exported. */
+#if defined(_WIN32)
+#define SURGEON_API __declspec(dllexport)
+#else
+#define SURGEON_API __attribute__((visibility("default")))
+#endif
+
 enum { SURGEON_DTYPE_FLOAT32 = 0, SURGEON_DTYPE_FLOAT16 = 1 };
 enum { SURGEON_MODE_BILINEAR = 0, SURGEON_MODE_NEAREST = 1, SURGEON_MODE_BICUBIC = 2 };
 enum { SURGEON_PADDING_ZEROS = 0, SURGEON_PADDING_BORDER = 1, SURGEON_PADDING_REFLECTION = 2 };
@@ -50,38 +57,41 @@ enum {
   SURGEON_ERR_CUDA_BASE = 1000      /* + cudaError_t */
 };
 
-int surgeon_kernels_abi_version(void);
-const char* surgeon_kernels_error_string(int code);
+SURGEON_API int surgeon_kernels_abi_version(void);
+SURGEON_API const char* surgeon_kernels_error_string(int code);
 
 /* ---- CPU (libsurgeon_kernels_cpu) ---- */
-int surgeon_affine_grid_cpu(int dtype, int spatial_dims, const void* theta, void* grid, int64_t N,
+SURGEON_API int surgeon_affine_grid_cpu(int dtype, int spatial_dims, const void* theta, void* grid, int64_t N,
                             const int64_t* out_size, int align_corners, int num_threads);
 
-int surgeon_fused_grid_sample_cpu(int dtype, int spatial_dims, const void* x, const void* theta,
+SURGEON_API int surgeon_fused_grid_sample_cpu(int dtype, int spatial_dims, const void* x, const void* theta,
                                   void* y, int64_t N, int64_t C, const int64_t* in_size,
                                   const int64_t* out_size, int64_t theta_batch, int mode,
                                   int padding_mode, int align_corners, int num_threads);
 
-int surgeon_grid_sample_cpu(int dtype, int spatial_dims, const void* x, const void* grid, void* y,
+SURGEON_API int surgeon_grid_sample_cpu(int dtype, int spatial_dims, const void* x, const void* grid, void* y,
                             int64_t N, int64_t C, const int64_t* in_size, const int64_t* out_size,
                             int64_t grid_batch, int mode, int padding_mode, int align_corners,
                             int num_threads);
 
 /* Testing hook, not for plugins: 0 turns the CPU SIMD paths off so that every pixel takes
  * the shared per-pixel math (the code the CUDA kernels run).  Process-wide. */
-void surgeon_cpu_set_fast_paths(int enabled);
-int surgeon_cpu_default_threads(void);
+SURGEON_API void surgeon_cpu_set_fast_paths(int enabled);
+SURGEON_API int surgeon_cpu_default_threads(void);
 
 /* ---- CUDA (libsurgeon_kernels_cuda) ---- */
-int surgeon_affine_grid_cuda(int dtype, int spatial_dims, const void* theta, void* grid, int64_t N,
+SURGEON_API int surgeon_affine_grid_cuda(int dtype, int spatial_dims, const void* theta, void* grid, int64_t N,
                              const int64_t* out_size, int align_corners, void* stream);
 
-int surgeon_fused_grid_sample_cuda(int dtype, int spatial_dims, const void* x, const void* theta,
+SURGEON_API int surgeon_fused_grid_sample_cuda(int dtype, int spatial_dims, const void* x, const void* theta,
                                    void* y, int64_t N, int64_t C, const int64_t* in_size,
                                    const int64_t* out_size, int64_t theta_batch, int mode,
                                    int padding_mode, int align_corners, void* stream);
 
-int surgeon_grid_sample_cuda(int dtype, int spatial_dims, const void* x, const void* grid, void* y,
+/* The CUDA runtime's message for a code returned by a CUDA launcher. */
+SURGEON_API const char* surgeon_cuda_error_string(int code);
+
+SURGEON_API int surgeon_grid_sample_cuda(int dtype, int spatial_dims, const void* x, const void* grid, void* y,
                              int64_t N, int64_t C, const int64_t* in_size, const int64_t* out_size,
                              int64_t grid_batch, int mode, int padding_mode, int align_corners,
                              void* stream);

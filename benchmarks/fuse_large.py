@@ -1,0 +1,101 @@
+"""surgeon fuse on a ~30,000-node model with ~370 MB of weights and 200 warp chains.
+
+Prints wall time and peak memory of `surgeon fuse` as ratios to `onnx.load` + `onnx.save` of
+the same model, both measured here in the same run (each in its own process, median of
+--repeat runs). Then the external-data case: the same graph with 3 GB and with 30 MB of
+weights, both in external data; the ratio of their fuse times.
+
+    python benchmarks/fuse_large.py [--repeat 3] [--skip-external] [--workdir DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import onnx
+
+sys.path.insert(0, os.path.dirname(__file__))
+import large_model  # noqa: E402
+
+BLOCKS, CHAINS = 9800, 200
+BASELINE = "import onnx, sys; onnx.save(onnx.load(sys.argv[1]), sys.argv[2])"
+
+
+def measure(cmd: list[str]) -> tuple[float, int]:
+    """Wall seconds and peak RSS bytes of one child process."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    err = proc.stderr.read().decode()
+    if status != 0:
+        raise SystemExit(f"command failed: {' '.join(cmd)}\n{err}")
+    return wall, usage.ru_maxrss * 1024
+
+
+def median_of(cmd: list[str], repeat: int) -> tuple[float, int]:
+    runs = [measure(cmd) for _ in range(repeat)]
+    return statistics.median(r[0] for r in runs), max(r[1] for r in runs)
+
+
+def fuse_cmd(src: str, dst: str, report: str | None = None) -> list[str]:
+    cmd = [sys.executable, "-m", "surgeon", "fuse", src, dst]
+    return cmd + (["--report", report] if report else [])
+
+
+def in_memory_case(work: str, repeat: int) -> None:
+    src = os.path.join(work, "large.onnx")
+    model = large_model.build(BLOCKS, CHAINS, 370_000_000)
+    nodes = len(model.graph.node)
+    onnx.save(model, src)
+    del model
+    size = os.path.getsize(src)
+    base_t, base_m = median_of([sys.executable, "-c", BASELINE, src, os.path.join(work, "copy.onnx")], repeat)
+    report = os.path.join(work, "report.json")
+    fuse_t, fuse_m = median_of(fuse_cmd(src, os.path.join(work, "fused.onnx"), report), repeat)
+    rewrites = len(json.load(open(report))["rewrites"])
+    print(f"model: {nodes} nodes, {size / 1e6:.0f} MB, {CHAINS} chains; fused {rewrites}")
+    print(f"onnx.load+save : {base_t:6.2f} s  {base_m / 2**30:5.2f} GiB peak")
+    print(f"surgeon fuse   : {fuse_t:6.2f} s  {fuse_m / 2**30:5.2f} GiB peak")
+    print(f"ratio          : time {fuse_t / base_t:.2f}x  memory {fuse_m / base_m:.2f}x  (target <= 1.3x both)")
+
+
+def external_case(work: str, repeat: int) -> None:
+    times = {}
+    for label, weight in (("30 MB", 30_000_000), ("3 GB", 3_000_000_000)):
+        folder = os.path.join(work, label.replace(" ", ""))
+        os.makedirs(folder, exist_ok=True)
+        src = os.path.join(folder, "model.onnx")
+        model = large_model.build(BLOCKS, CHAINS, weight)
+        onnx.save(model, src, save_as_external_data=True, location="model.onnx.data", size_threshold=1024)
+        del model
+        data = os.path.getsize(src + ".data")
+        t, m = median_of(fuse_cmd(src, os.path.join(folder, "fused.onnx")), repeat)
+        times[label] = t
+        print(f"external {label:>5}: {data / 1e9:5.2f} GB data, fuse {t:6.2f} s, {m / 2**30:5.2f} GiB peak")
+        for f in os.listdir(folder):
+            os.unlink(os.path.join(folder, f))
+    print(f"ratio 3 GB / 30 MB: {times['3 GB'] / times['30 MB']:.2f}x  (target <= 2x)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--skip-external", action="store_true")
+    parser.add_argument("--workdir", default=None, help="where to write the models (needs ~7 GB)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(dir=args.workdir) as work:
+        in_memory_case(work, args.repeat)
+        if not args.skip_external:
+            external_case(work, args.repeat)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,102 @@
+"""numpy arrays and torch tensors behind one small interface, so the public functions are
+written once.  torch is only imported when a torch tensor is passed in."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from . import _args
+
+DTYPE_CODES = {np.dtype(np.float32): 0, np.dtype(np.float16): 1}
+
+
+def is_torch(value) -> bool:
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(value, torch.Tensor)
+
+
+class NumpyFrame:
+    """Data on the CPU as numpy arrays."""
+
+    is_cuda = False
+
+    def convert(self, value, dtype=None):
+        if is_torch(value):
+            value = value.detach().cpu().numpy()
+        return np.asarray(value, dtype=dtype)
+
+    def dtype(self, a) -> np.dtype:
+        return _args.data_dtype(a.dtype)
+
+    def contiguous(self, a):
+        return np.ascontiguousarray(a)
+
+    def empty(self, shape, dtype):
+        return np.empty(shape, dtype)
+
+    def ptr(self, a) -> int:
+        return a.ctypes.data
+
+    def to_numpy(self, a):
+        return a
+
+    def from_numpy(self, a):
+        return a
+
+    def stream(self):
+        raise AssertionError("numpy data has no CUDA stream")
+
+
+class TorchFrame:
+    """Data as torch tensors on the reference tensor's device."""
+
+    def __init__(self, ref):
+        import torch
+
+        self.torch = torch
+        self.device = ref.device
+        self.is_cuda = ref.device.type == "cuda"
+        if ref.device.type not in ("cpu", "cuda"):
+            raise ValueError(f"tensors on {ref.device.type} are not supported (cpu or cuda)")
+
+    def convert(self, value, dtype=None):
+        torch = self.torch
+        tdtype = None if dtype is None else _torch_dtype(torch, np.dtype(dtype))
+        if not isinstance(value, torch.Tensor):
+            value = torch.as_tensor(np.asarray(value))
+        return value.detach().to(device=self.device, dtype=tdtype)
+
+    def dtype(self, a) -> np.dtype:
+        names = {self.torch.float32: np.float32, self.torch.float16: np.float16, self.torch.float64: np.float64}
+        if a.dtype not in names:
+            raise ValueError(f"data must be float16 or float32 (float64 with backend='numpy'), got {a.dtype}")
+        return np.dtype(names[a.dtype])
+
+    def contiguous(self, a):
+        return a.contiguous()
+
+    def empty(self, shape, dtype):
+        return self.torch.empty(tuple(shape), dtype=_torch_dtype(self.torch, np.dtype(dtype)), device=self.device)
+
+    def ptr(self, a) -> int:
+        return a.data_ptr()
+
+    def to_numpy(self, a):
+        return a.detach().cpu().numpy()
+
+    def from_numpy(self, a):
+        return self.torch.from_numpy(np.ascontiguousarray(a)).to(self.device)
+
+    def stream(self) -> int:
+        return self.torch.cuda.current_stream(self.device).cuda_stream
+
+
+def _torch_dtype(torch, dtype: np.dtype):
+    return {np.dtype(np.float32): torch.float32, np.dtype(np.float16): torch.float16,
+            np.dtype(np.float64): torch.float64}[dtype]
+
+
+def frame_for(value):
+    return TorchFrame(value) if is_torch(value) else NumpyFrame()

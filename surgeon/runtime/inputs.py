@@ -1,0 +1,190 @@
+"""Model inputs: what the model declares, random inputs when none are given, and checks on feeds.
+
+Random inputs are reproducible: numpy's default_rng(seed) with seed 0 unless told otherwise.
+Floats are uniform in [0, 1) (image-like, and a theta drawn this way moves samples out of bounds
+often enough to exercise padding); integers uniform in [0, 4); bools fair coins. A dynamic dim
+without an ``--input-shape`` override is 1 (a named dim shared by several inputs takes the value
+an override gave it on any of them).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+from onnx import ModelProto, TensorProto, helper
+
+from ..errors import SurgeonError
+
+DEFAULT_MAX_BYTES = 4 * 2**30
+DEFAULT_SEED = 0
+DYNAMIC_DIM_DEFAULT = 1
+
+
+@dataclass
+class InputSpec:
+    name: str
+    elem_type: int
+    dims: tuple | None  # int (static), str (named dynamic), None (unknown); None = rank unknown
+
+    @property
+    def dtype(self) -> np.dtype | None:
+        try:
+            return np.dtype(helper.tensor_dtype_to_np_dtype(self.elem_type))
+        except Exception:  # strings, undefined, exotic types
+            return None
+
+    @property
+    def type_name(self) -> str:
+        return TensorProto.DataType.Name(self.elem_type).lower() if self.elem_type else "unknown"
+
+
+def input_specs(proto: ModelProto) -> list[InputSpec]:
+    """Inputs a caller must feed: graph inputs that are not also initializers (old IRs list both)."""
+    inits = {t.name for t in proto.graph.initializer}
+    specs = []
+    for vi in proto.graph.input:
+        if vi.name in inits:
+            continue
+        tt = vi.type.tensor_type
+        if not vi.type.HasField("tensor_type"):
+            raise SurgeonError(f"input {vi.name!r} is not a tensor (sequences and maps are not supported)")
+        dims = None
+        if tt.HasField("shape"):
+            dims = tuple(int(d.dim_value) if d.HasField("dim_value") else (d.dim_param or None)
+                         for d in tt.shape.dim)
+        specs.append(InputSpec(vi.name, tt.elem_type, dims))
+    return specs
+
+
+def human_bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GiB"
+
+
+def check_memory(total: int, max_bytes: int, what: str = "inputs") -> None:
+    if total > max_bytes:
+        raise SurgeonError(
+            f"{what} would need {human_bytes(total)}, more than the {human_bytes(max_bytes)} limit; "
+            "raise it with --max-memory GiB (max_bytes= in the library)"
+        )
+
+
+def resolve_shapes(specs: Sequence[InputSpec], overrides: Mapping[str, Sequence[int]] | None,
+                   names: Sequence[str] | None = None) -> tuple[dict[str, tuple[int, ...]], list[str]]:
+    """Concrete shapes for ``names`` (default: all specs), and notes on the dims defaulted."""
+    overrides = dict(overrides or {})
+    by_name = {s.name: s for s in specs}
+    for name, dims in overrides.items():
+        if name not in by_name:
+            raise SurgeonError(f"--input-shape: the model has no input {name!r} (inputs: {', '.join(by_name) or 'none'})")
+        declared = by_name[name].dims
+        if declared is not None and len(declared) != len(dims):
+            raise SurgeonError(f"--input-shape: input {name!r} has rank {len(declared)}, got {len(dims)} dims")
+        for i, d in enumerate(declared or ()):
+            if isinstance(d, int) and d > 0 and d != dims[i]:
+                raise SurgeonError(f"--input-shape: input {name!r} dim {i} is fixed at {d}, got {dims[i]}")
+    named: dict[str, int] = {}  # dim_param -> value an override gave it
+    for name, dims in overrides.items():
+        for d, v in zip(by_name[name].dims or (), dims):
+            if isinstance(d, str):
+                named.setdefault(d, int(v))
+    shapes, notes = {}, []
+    for name in names if names is not None else [s.name for s in specs]:
+        spec = by_name[name]
+        if name in overrides:
+            shapes[name] = tuple(int(v) for v in overrides[name])
+            continue
+        if spec.dims is None:
+            raise SurgeonError(f"input {name!r} has no declared shape: give one with --input-shape {name}:D1,D2,...")
+        shape, defaulted = [], []
+        for i, d in enumerate(spec.dims):
+            if isinstance(d, int) and d > 0:
+                shape.append(d)
+            elif isinstance(d, str) and d in named:
+                shape.append(named[d])
+            else:
+                shape.append(DYNAMIC_DIM_DEFAULT)
+                defaulted.append(f"{i} ({d})" if d else str(i))
+        if defaulted:
+            notes.append(f"input {name!r}: dynamic dim(s) {', '.join(defaulted)} set to {DYNAMIC_DIM_DEFAULT} "
+                         f"(use --input-shape {name}:...)")
+        shapes[name] = tuple(shape)
+    return shapes, notes
+
+
+def _random_array(rng: np.random.Generator, spec: InputSpec, shape: tuple[int, ...]) -> np.ndarray:
+    dtype = spec.dtype
+    if dtype is None or dtype.kind in "OUSV":
+        raise SurgeonError(f"cannot make random values for input {spec.name!r} of type {spec.type_name}; give it")
+    if dtype.kind == "f":
+        return rng.random(shape, dtype=np.float64).astype(dtype)
+    if dtype.kind in "iu":
+        return rng.integers(0, 4, size=shape).astype(dtype)
+    if dtype.kind == "b":
+        return rng.integers(0, 2, size=shape).astype(bool)
+    if dtype.kind == "c":
+        return (rng.random(shape) + 1j * rng.random(shape)).astype(dtype)
+    raise SurgeonError(f"cannot make random values for input {spec.name!r} of type {spec.type_name}; give it")
+
+
+def random_inputs(model, input_shapes: Mapping[str, Sequence[int]] | None = None, seed: int = DEFAULT_SEED,
+                  max_bytes: int = DEFAULT_MAX_BYTES, names: Sequence[str] | None = None,
+                  given_bytes: int = 0) -> tuple[dict[str, np.ndarray], list[str]]:
+    """Seeded random values for the model's inputs (or only ``names``), and notes on defaults.
+
+    The memory they need (plus ``given_bytes`` already held) is checked before anything is
+    allocated.
+    """
+    from ..modelio import load_model_proto
+
+    proto = load_model_proto(model).proto
+    specs = input_specs(proto)
+    shapes, notes = resolve_shapes(specs, input_shapes, names)
+    by_name = {s.name: s for s in specs}
+    total = given_bytes
+    for name, shape in shapes.items():
+        itemsize = by_name[name].dtype.itemsize if by_name[name].dtype is not None else 1
+        total += math.prod(shape) * itemsize
+    check_memory(total, max_bytes)
+    rng = np.random.default_rng(seed)
+    feeds = {name: _random_array(rng, by_name[name], shape) for name, shape in shapes.items()}
+    return feeds, notes
+
+
+def check_feeds(specs: Sequence[InputSpec], feeds: Mapping[str, np.ndarray], optional: Sequence[str] = ()) -> None:
+    """Every required input present, nothing unknown, dtypes and static dims as declared."""
+    by_name = {s.name: s for s in specs}
+    unknown = [n for n in feeds if n not in by_name and n not in optional]
+    if unknown:
+        raise SurgeonError(f"the model has no input {unknown[0]!r} (inputs: {', '.join(by_name) or 'none'})")
+    missing = [n for n in by_name if n not in feeds]
+    if missing:
+        raise SurgeonError(f"no value given for input(s) {', '.join(repr(m) for m in missing)}; "
+                           "give them, or pass no feeds for random ones")
+    for name, value in feeds.items():
+        spec = by_name.get(name)
+        if spec is None:
+            continue
+        if not isinstance(value, np.ndarray):
+            raise SurgeonError(f"input {name!r}: expected a numpy array, got {type(value).__name__}")
+        if spec.dtype is not None and value.dtype != spec.dtype:
+            raise SurgeonError(f"input {name!r}: the model expects {spec.dtype.name}, got {value.dtype.name}")
+        if spec.dims is None:
+            continue
+        if value.ndim != len(spec.dims):
+            raise SurgeonError(f"input {name!r}: the model expects rank {len(spec.dims)} "
+                               f"{_fmt_dims(spec.dims)}, got shape {list(value.shape)}")
+        for i, (d, v) in enumerate(zip(spec.dims, value.shape)):
+            if isinstance(d, int) and d > 0 and d != v:
+                raise SurgeonError(f"input {name!r}: dim {i} must be {d} {_fmt_dims(spec.dims)}, "
+                                   f"got shape {list(value.shape)}")
+
+
+def _fmt_dims(dims) -> str:
+    return "[" + ",".join(str(d) if d is not None else "?" for d in dims) + "]"

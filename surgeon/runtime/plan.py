@@ -1,0 +1,281 @@
+"""Split a graph at its custom nodes into steps, fewest onnxruntime stages first.
+
+Scheduling is as-soon-as-possible: a standard node joins the earliest stage after every custom
+node it depends on; custom nodes run in waves between stages, in graph order within a wave. Two
+independent custom nodes therefore share the stages around them: a model with k custom nodes
+side by side needs 2 sessions, a chain of k needs k+1.
+"""
+
+from __future__ import annotations
+
+import heapq
+from typing import Iterable
+
+import numpy as np
+import onnx
+from onnx import GraphProto, NodeProto, TensorProto, helper
+
+from ..attrs import read_attribute
+from ..errors import SurgeonError
+from ..graph.index import free_values
+from ..modelio import tensor_to_array
+from .registry import find_kernel
+from .steps import IfStep, KernelStep, ModelContext, OrtStep
+
+# Domains onnxruntime implements itself; any other domain is custom unless a model-local
+# function defines the op (onnxruntime inlines those).
+ORT_DOMAINS = frozenset({
+    "", "ai.onnx", "ai.onnx.ml", "com.microsoft", "com.microsoft.nchwc", "com.microsoft.experimental",
+    "ai.onnx.training", "ai.onnx.preview.training", "com.ms.internal.nhwc",
+})
+
+
+def _subgraphs(node: NodeProto) -> list[GraphProto]:
+    found = []
+    for a in node.attribute:
+        if a.type == onnx.AttributeProto.GRAPH:
+            found.append(a.g)
+        elif a.type == onnx.AttributeProto.GRAPHS:
+            found.extend(a.graphs)
+    return found
+
+
+def _reads(node: NodeProto) -> list[str]:
+    """Values a node needs: its inputs and whatever its bodies read from outside."""
+    names = [n for n in node.input if n]
+    for body in _subgraphs(node):
+        names.extend(sorted(free_values(body)))
+    return list(dict.fromkeys(names))
+
+
+def node_label(node: NodeProto) -> str:
+    return node.name or f"{node.op_type}->{node.output[0] if node.output else '?'}"
+
+
+class GraphPlan:
+    """The steps that compute ``wanted`` from ``needs`` (values given by the caller) and constants."""
+
+    def __init__(self, ctx: ModelContext, wanted: list[str], needs: list[str], steps: list,
+                 drops: list[list[str]], consts: dict[str, TensorProto]):
+        self.ctx = ctx
+        self.wanted = wanted
+        self.needs = needs
+        self.steps = steps
+        self.drops = drops
+        self.consts = consts
+        self._const_arrays: dict[str, np.ndarray] = {}
+
+    def _fetch(self, env: dict, name: str) -> np.ndarray:
+        if name in env:
+            return env[name]
+        if name in self.consts:
+            if name not in self._const_arrays:
+                self._const_arrays[name] = tensor_to_array(self.consts[name], self.ctx.loaded)
+            return self._const_arrays[name]
+        raise SurgeonError(f"internal: value {name!r} was not computed before it was needed")
+
+    def run(self, feeds: dict) -> dict[str, np.ndarray]:
+        env = dict(feeds)
+        fetch = lambda name: self._fetch(env, name)  # noqa: E731
+        for step, drop in zip(self.steps, self.drops):
+            step.run(env, fetch)
+            for name in drop:  # free what no later step reads, so peak memory stays near ORT's own
+                env.pop(name, None)
+        return {w: fetch(w) for w in self.wanted}
+
+    @property
+    def ort_stages(self) -> list[OrtStep]:
+        return [s for s in self.steps if isinstance(s, OrtStep)]
+
+    def describe(self) -> list[str]:
+        lines = []
+        for step in self.steps:
+            if isinstance(step, IfStep):
+                lines.append(f"{step.label}: evaluated in Python; then: {len(step.then_plan.steps)} step(s), "
+                             f"else: {len(step.else_plan.steps)} step(s)")
+            elif isinstance(step, KernelStep):
+                lines.append(f"{step.label}: reference kernel")
+            else:
+                lines.append(f"{step.label}: onnxruntime")
+        return lines
+
+
+class Planner:
+    """Compiles graphs of one model into plans."""
+
+    def __init__(self, ctx: ModelContext, function_keys: Iterable[tuple[str, str]], plugins: Iterable[str] = ()):
+        self.ctx = ctx
+        self.function_keys = set(function_keys)
+        self.plugins = list(plugins)
+
+    def is_custom(self, node: NodeProto) -> bool:
+        return node.domain not in ORT_DOMAINS and (node.domain, node.op_type) not in self.function_keys
+
+    def find_custom(self, graph: GraphProto) -> NodeProto | None:
+        """The first custom node in ``graph`` or any body nested in it."""
+        for node in graph.node:
+            if self.is_custom(node):
+                return node
+            for body in _subgraphs(node):
+                found = self.find_custom(body)
+                if found is not None:
+                    return found
+        return None
+
+    def _kernel_step(self, node: NodeProto) -> KernelStep:
+        kernel = find_kernel(node.domain, node.op_type, self.plugins)
+        if kernel is None:
+            raise SurgeonError(f"no reference kernel for {node.domain}::{node.op_type} (node {node_label(node)!r}): "
+                               "install or --plugin the pattern that writes it")
+        attrs = {a.name: read_attribute(a) for a in node.attribute}
+        return KernelStep(self.ctx, node, kernel, attrs)
+
+    def _kind(self, node: NodeProto) -> str:
+        if self.is_custom(node):
+            return "custom"
+        inner = [self.find_custom(b) for b in _subgraphs(node)]
+        inner = [n for n in inner if n is not None]
+        if not inner:
+            return "std"
+        if node.op_type == "If" and node.domain in ("", "ai.onnx"):
+            return "if"
+        raise SurgeonError(f"node {node_label(node)!r} ({node.op_type}): its body holds custom node "
+                           f"{inner[0].domain}::{inner[0].op_type} ({node_label(inner[0])!r}); running custom "
+                           f"nodes inside {node.op_type} bodies is not supported")
+
+    def compile(self, graph: GraphProto, wanted: list[str], available: set[str],
+                outer_consts: dict[str, TensorProto] | None = None, scope: str = "the model") -> GraphPlan:
+        consts = dict(outer_consts or {})
+        consts.update({t.name: t for t in graph.initializer})
+        nodes = list(graph.node)
+        producer = {o: i for i, n in enumerate(nodes) for o in n.output if o}
+        reads = [_reads(n) for n in nodes]
+
+        # Only what the wanted values depend on is planned (and needs kernels).
+        needed: set[int] = set()
+        needs: list[str] = []
+        stack = [(w, None) for w in reversed(wanted)]
+        seen: set[str] = set()
+        while stack:
+            value, reader = stack.pop()
+            if value in seen:
+                continue
+            seen.add(value)
+            if value in producer:
+                i = producer[value]
+                if i not in needed:
+                    needed.add(i)
+                    stack.extend((r, i) for r in reversed(reads[i]))
+            elif value in available:
+                needs.append(value)
+            elif value not in consts:
+                if reader is None:
+                    raise SurgeonError(f"{scope} has no value named {value!r}")
+                raise SurgeonError(f"{scope}: node {node_label(nodes[reader])!r} reads {value!r}, "
+                                   "which nothing defines")
+
+        order = _toposort(sorted(needed), reads, producer)
+        kind = {i: self._kind(nodes[i]) for i in order}
+        level: dict[int, int] = {}
+        for i in order:
+            preds = [producer[r] for r in reads[i] if r in producer]
+            if kind[i] == "std":
+                level[i] = max((level[p] + (kind[p] != "std") for p in preds), default=0)
+            else:
+                level[i] = max((level[p] for p in preds), default=0)
+
+        groups: list[tuple[str, list[int]]] = []
+        for lv in range(max(level.values(), default=-1) + 1):
+            std = [i for i in order if level[i] == lv and kind[i] == "std"]
+            if std:
+                groups.append(("std", std))
+            groups.extend(("special", [i]) for i in order if level[i] == lv and kind[i] != "std")
+
+        group_reads = [{r for i in g for r in reads[i]} for _, g in groups]
+        wanted_set = set(wanted)
+        steps = []
+        stage_index = 0
+        for k, (what, members) in enumerate(groups):
+            if what == "std":
+                later = set().union(*group_reads[k + 1:]) if k + 1 < len(groups) else set()
+                steps.append(self._ort_step(stage_index, graph.name, [nodes[i] for i in members],
+                                            producer, available, consts, later | wanted_set))
+                stage_index += 1
+                continue
+            node = nodes[members[0]]
+            if kind[members[0]] == "custom":
+                steps.append(self._kernel_step(node))
+            else:
+                steps.append(self._if_step(node, consts, scope))
+        drops = _drops(steps, group_reads, wanted_set)
+        return GraphPlan(self.ctx, list(wanted), needs, steps, drops, consts)
+
+    def _ort_step(self, index: int, graph_name: str, members: list[NodeProto], producer: dict,
+                  available: set[str], consts: dict[str, TensorProto], read_later: set[str]) -> OrtStep:
+        made = {o for n in members for o in n.output if o}
+        inputs: dict[str, None] = {}
+        inits: dict[str, TensorProto] = {}
+        for n in members:
+            for r in _reads(n):
+                if r in made or r in inputs or r in inits:
+                    continue
+                if r in producer or r in available or r not in consts:
+                    inputs[r] = None
+                else:
+                    inits[r] = consts[r]
+        outputs = [o for n in members for o in n.output if o and o in read_later]
+        stage = helper.make_graph(members, f"{graph_name or 'graph'}_stage{index}", [], [], list(inits.values()))
+        stage.output.extend(onnx.ValueInfoProto(name=o) for o in outputs)
+        return OrtStep(self.ctx, index, stage, list(inputs), outputs)
+
+    def _if_step(self, node: NodeProto, consts: dict[str, TensorProto], scope: str) -> IfStep:
+        plans = {}
+        for a in node.attribute:
+            if a.name in ("then_branch", "else_branch"):
+                body = a.g
+                outer = free_values(body) - set(consts)  # outer constants travel as constants
+                plans[a.name] = self.compile(body, [o.name for o in body.output], outer, consts,
+                                             f"{scope} > {node_label(node)}.{a.name}")
+        return IfStep(node, plans["then_branch"], plans["else_branch"])
+
+
+def _toposort(indices: list[int], reads: list[list[str]], producer: dict[str, int]) -> list[int]:
+    """Kahn's algorithm keyed on graph position: the model's own order wherever data allows."""
+    members = set(indices)
+    waiting = {i: 0 for i in indices}
+    dependents: dict[int, list[int]] = {i: [] for i in indices}
+    for i in indices:
+        for p in {producer[r] for r in reads[i] if r in producer}:
+            if p in members and p != i:
+                waiting[i] += 1
+                dependents[p].append(i)
+    heap = [i for i in indices if waiting[i] == 0]
+    heapq.heapify(heap)
+    order = []
+    while heap:
+        i = heapq.heappop(heap)
+        order.append(i)
+        for k in dependents[i]:
+            waiting[k] -= 1
+            if waiting[k] == 0:
+                heapq.heappush(heap, k)
+    if len(order) != len(indices):
+        raise SurgeonError("the graph has a cycle; it cannot be run")
+    return order
+
+
+def _drops(steps: list, group_reads: list[set[str]], wanted: set[str]) -> list[list[str]]:
+    """For each step, the values no later step reads (and nobody asked for)."""
+    last: dict[str, int] = {}
+    for k, names in enumerate(group_reads):
+        for n in names:
+            last[n] = k
+    for k, step in enumerate(steps):
+        for o in step.outputs:
+            if o:
+                last.setdefault(o, k)
+    drops: list[list[str]] = [[] for _ in steps]
+    for name, k in last.items():
+        if name not in wanted:
+            drops[k].append(name)
+    return drops

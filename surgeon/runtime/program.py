@@ -1,0 +1,148 @@
+"""A model made runnable: plans per set of requested values, sessions kept, runners cached.
+
+Runners are cached by what the model is (path + mtime, or a hash of its bytes), the device, the
+``--plugin`` specs and the kernel registry's generation, so ``validate`` twice, or ``run`` then
+``validate``, builds each onnxruntime session once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from collections import OrderedDict
+from typing import Iterable, Sequence
+
+import numpy as np
+from onnx import ModelProto
+
+from ..errors import SurgeonError
+from ..modelio import LoadedModel, load_model, load_model_proto
+from .device import providers_for
+from .inputs import check_feeds, input_specs
+from .plan import GraphPlan, Planner
+from .registry import generation
+from .steps import ModelContext
+
+CACHE_SIZE = 4
+
+
+class Runner:
+    """Runs one model: standard parts in onnxruntime, custom nodes on reference kernels."""
+
+    def __init__(self, loaded: LoadedModel, device: str = "cpu", plugins: Iterable[str] = ()):
+        self.loaded = loaded
+        self.proto = loaded.proto
+        self.device = device
+        self.ctx = ModelContext(
+            opsets=list(self.proto.opset_import), ir_version=self.proto.ir_version,
+            functions=list(self.proto.functions), providers=providers_for(device), device=device,
+            external_dir=loaded.base_dir if loaded.external else None, loaded=loaded)
+        self.planner = Planner(self.ctx, [(f.domain, f.name) for f in self.proto.functions], plugins)
+        self.specs = input_specs(self.proto)
+        self.output_names = [o.name for o in self.proto.graph.output]
+        self._plans: dict[tuple[str, ...], GraphPlan] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def sessions_created(self) -> int:
+        """onnxruntime sessions this runner has built (one per stage and input dtypes)."""
+        return self.ctx.sessions
+
+    def custom_nodes(self) -> list:
+        """Custom nodes at the top level and in bodies, in graph order."""
+        found = []
+
+        def walk(graph):
+            for node in graph.node:
+                if self.planner.is_custom(node):
+                    found.append(node)
+                for a in node.attribute:
+                    for body in ([a.g] if a.HasField("g") else []) + list(a.graphs):
+                        walk(body)
+        walk(self.proto.graph)
+        return found
+
+    def plan(self, outputs: Sequence[str] | None = None) -> GraphPlan:
+        key = tuple(outputs) if outputs is not None else tuple(self.output_names)
+        with self._lock:
+            plan = self._plans.get(key)
+            if plan is None:
+                available = {s.name for s in self.specs}
+                plan = self.planner.compile(self.proto.graph, list(key), available)
+                self._plans[key] = plan
+        return plan
+
+    def run(self, feeds: dict[str, np.ndarray], outputs: Sequence[str] | None = None) -> dict[str, np.ndarray]:
+        """Values of ``outputs`` (default: the graph outputs; intermediates may be named too)."""
+        check_feeds(self.specs, feeds)
+        if outputs is not None:
+            outputs = list(dict.fromkeys(o for o in outputs if o))
+        return self.plan(outputs).run(dict(feeds))
+
+
+_cache: "OrderedDict[tuple, Runner]" = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def _fingerprint(model) -> tuple[tuple, LoadedModel | None, bytes | None]:
+    """A cache key for the model, plus what was already read while making it."""
+    if isinstance(model, (str, os.PathLike)):
+        path = os.path.realpath(os.fspath(model))
+        try:
+            st = os.stat(path)
+        except OSError:
+            return ("path", path, None), None, None  # load_model will say what is wrong
+        return ("path", path, st.st_mtime_ns, st.st_size), None, None
+    if isinstance(model, LoadedModel):
+        payload = _serialise(model.proto)
+        refs = tuple(sorted((k, r.path, r.offset, r.length) for k, r in model.external.items()))
+        return ("loaded", hashlib.blake2b(payload, digest_size=20).hexdigest(), refs), None, payload
+    if isinstance(model, ModelProto):
+        payload = _serialise(model)
+        return ("proto", hashlib.blake2b(payload, digest_size=20).hexdigest()), None, payload
+    raise SurgeonError(f"expected a model path, ModelProto or LoadedModel, got {type(model).__name__}")
+
+
+def _serialise(proto: ModelProto) -> bytes:
+    try:
+        return proto.SerializeToString()
+    except (ValueError, RuntimeError) as exc:  # protobuf's 2 GB limit
+        raise SurgeonError(f"the model cannot be serialised in memory ({exc}); save it with external data "
+                           "and pass its path") from None
+
+
+def _own_copy(model, payload: bytes | None) -> LoadedModel:
+    """A LoadedModel the runner owns: later edits to the caller's proto cannot reach it."""
+    if isinstance(model, (str, os.PathLike)):
+        return load_model(model)
+    proto = ModelProto()
+    proto.ParseFromString(payload)
+    if isinstance(model, LoadedModel):
+        return LoadedModel(proto, model.path, dict(model.external))
+    return load_model_proto(proto)
+
+
+def get_runner(model, device: str = "cpu", plugins: Iterable[str] = ()) -> Runner:
+    """The cached runner for ``model`` (a path, ModelProto or LoadedModel), built on first use."""
+    plugins = tuple(plugins)
+    providers_for(device)  # a missing device is reported before any work
+    base, _, payload = _fingerprint(model)
+    key = base + (device, plugins, generation())
+    with _cache_lock:
+        runner = _cache.get(key)
+        if runner is not None:
+            _cache.move_to_end(key)
+            return runner
+    runner = Runner(_own_copy(model, payload), device, plugins)
+    with _cache_lock:
+        _cache[key] = runner
+        while len(_cache) > CACHE_SIZE:
+            _cache.popitem(last=False)
+    return runner
+
+
+def clear_cache() -> None:
+    """Drop every cached runner (and the sessions it holds)."""
+    with _cache_lock:
+        _cache.clear()
