@@ -1,0 +1,80 @@
+"""The ``flow-warp`` pattern: dense flow warping -> ``custom.ops::FlowWarp(X, flow)``.
+
+Two ways in. The template is the plain spelling both torch exporters write for
+``grid_sample(x, base + flow.permute(0, 2, 3, 1))`` with a constant base; it is cheap and
+exact. Anything else (a base computed at run time, pixel-unit flows normalised per channel,
+RAFT's add-before-permute) goes to ``recognise``, which evaluates the grid instead of reading
+its ops.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from onnx import TensorProto
+
+from surgeon import Const, Match, Pattern, match_template, refuse
+
+from .kernel import MODES, PADDING_MODES, _OPSET20_MODES, base_grid, flow_warp_kernel
+from .recognise import recognise
+
+DOMAIN = "custom.ops"
+
+
+class FlowWarp(Pattern):
+    """grid_sample(X, identity grid + flow) -> custom.ops::FlowWarp(X, flow)."""
+
+    name = "flow-warp"
+    description = "grid_sample(x, base_grid + flow.permute(0,2,3,1)) -> custom.ops::FlowWarp"
+    anchor_ops = ("GridSample",)
+    domains = {DOMAIN: 1}
+    kernels = {(DOMAIN, "FlowWarp"): flow_warp_kernel}
+
+    @staticmethod
+    def template(op, x, flow, base=Const()):
+        grid = op.Add(base, op.Transpose(flow, perm=[0, 2, 3, 1]))
+        return op.GridSample(x, grid, _name="sampler")
+
+    def match(self, ctx, node):
+        align_corners = int(node.attr("align_corners", 0))
+        found = match_template(self, ctx, node)
+        if found is not None and self._is_identity(ctx.constant(found.values["base"]), align_corners):
+            found.values["units"] = "normalized"
+            return found
+        outcome = recognise(ctx, node, align_corners)
+        if outcome.found is None:
+            return refuse(outcome.near_miss) if outcome.near_miss else None
+        return Match(anchor=node, nodes=outcome.found.nodes,
+                     values={"x": node.inputs[0], "flow": outcome.found.flow, "sampler": node,
+                             "units": outcome.found.units})
+
+    @staticmethod
+    def _is_identity(base: np.ndarray, align_corners: int) -> bool:
+        if base is None or base.ndim not in (3, 4) or base.shape[-1] != 2 or (base.ndim == 4 and base.shape[0] != 1):
+            return False
+        h, w = base.shape[-3:-1]
+        return bool(np.allclose(base.reshape(h, w, 2), base_grid(h, w, bool(align_corners)), atol=1e-5, rtol=0))
+
+    def check(self, ctx, match):
+        sampler = match.values["sampler"]
+        mode = _OPSET20_MODES.get(sampler.attr("mode", "bilinear"), sampler.attr("mode", "bilinear"))
+        if mode not in MODES:
+            return f"mode {mode!r} is not one FlowWarp implements"
+        if sampler.attr("padding_mode", "zeros") not in PADDING_MODES:
+            return f"padding_mode {sampler.attr('padding_mode')!r} is not one FlowWarp implements"
+        if ctx.dtype(match.values["x"]) not in (None, TensorProto.FLOAT, TensorProto.FLOAT16):
+            return "FlowWarp takes float32 or float16 images"
+        return None
+
+    def rewrite(self, ctx, match):
+        sampler, x, flow = match.values["sampler"], match.values["x"], match.values["flow"]
+        mode = sampler.attr("mode", "bilinear")
+        out = match.outputs[0]
+        ctx.add_node("FlowWarp", [x, flow], [out], domain=DOMAIN, name="FlowWarp",
+                     align_corners_i=int(sampler.attr("align_corners", 0)),
+                     mode_s=_OPSET20_MODES.get(mode, mode),
+                     padding_mode_s=sampler.attr("padding_mode", "zeros"),
+                     flow_units_s=match.values["units"])
+        x_dims, flow_dims = ctx.shape(x), ctx.shape(flow)
+        batch = x_dims[0] if x_dims else flow_dims[0] if flow_dims else None
+        dims = [batch, x_dims[1] if x_dims else None, *(flow_dims[2:] if flow_dims else (None, None))]
+        ctx.set_shape(out, ctx.dtype(x) or TensorProto.FLOAT, dims)
