@@ -46,6 +46,11 @@ class MatchContext:
     def is_graph_input(self, value: str) -> bool:
         return value in self._index.input_names
 
+    def is_initializer(self, value: str) -> bool:
+        """True when ``value`` is an initializer of this graph or an enclosing one; reads no data
+        (so a walk can step over weights without loading them)."""
+        return bool(value) and self._index.find_initializer(value) is not None
+
     def constant(self, value: str) -> np.ndarray | None:
         """The value when it is known before run time (folding shape computations), else None."""
         return self._session.folder.value(self._index, value)

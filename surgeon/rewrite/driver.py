@@ -135,9 +135,14 @@ class Driver:
         index = GraphIndex(graph, parent)
         changed = False
         orphans: set[str] = set()  # values whose readers went away: their producers may be dead
-        for _ in range(MAX_PASSES):
+        for passes in range(MAX_PASSES + 1):
             found = self._collect(index, scope)
             if not found:
+                break
+            if passes == MAX_PASSES:  # a pattern that keeps matching its own output
+                self.report.notes.append(
+                    f"{scope}: stopped after {MAX_PASSES} passes with matches left "
+                    f"({', '.join(sorted({p.name for p, _ in found}))}): a pattern matches its own output")
                 break
             if self.dry_run:
                 for pattern, match in found:

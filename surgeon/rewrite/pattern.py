@@ -93,9 +93,15 @@ class Pattern:
         raise NotImplementedError(f"pattern {self.name!r} does not implement rewrite()")
 
     def accepts(self, node: Node) -> bool:
-        if self.anchor_ops is None:
+        specs = self.anchor_ops
+        if specs is None and self.template is not None:
+            from .template import trace  # a template's last op is its anchor
+
+            last = trace(self.template).anchor
+            specs = (f"{last.domain}::{last.op_type}" if last.domain else last.op_type,)
+        if specs is None:
             return True
-        for spec in self.anchor_ops:
+        for spec in specs:
             domain, _, op = spec.rpartition("::")
             if node.is_op(op, domain):
                 return True

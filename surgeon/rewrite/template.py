@@ -143,7 +143,8 @@ class OpBuilder:
             raise TemplateError(f"op.{op_type}: unknown option(s) {sorted(unknown)}")
         outputs = special.get("_outputs", 1)
         names = [None] * outputs if isinstance(outputs, int) else list(outputs)
-        node = _OpNode(op_type, special.get("_domain", "") or "", [_as_value(v, op_type) for v in inputs],
+        domain = special.get("_domain", "") or ""
+        node = _OpNode(op_type, "" if domain == "ai.onnx" else domain, [_as_value(v, op_type) for v in inputs],
                        kwargs, special.get("_name"), special.get("_allow_other_attributes", True),
                        special.get("_allow_other_inputs", False))
         node.outputs = [_Value(producer=node, index=k, name=n) for k, n in enumerate(names)]
@@ -404,7 +405,7 @@ def match_template(pattern, ctx, node: Node) -> Match | None:
         log = _tracer(ctx)
         if log is not None:
             name = getattr(pattern, "name", getattr(fn, "__name__", "template"))
-            log(f"[trace] {name}: {node.label}: no match: {matcher.best[1]}")
+            log(f"[trace] {name}: {node.label}: template did not match: {matcher.best[1]}")
         return None
     return _to_match(template, state, node)
 

@@ -232,3 +232,19 @@ def test_rewrite_that_omits_an_output_is_an_error():
 
     with pytest.raises(surgeon.SurgeonError, match="did not produce"):
         surgeon.fuse(relu_neg_model(), patterns=[Forgetful()])
+
+
+def test_a_pattern_matching_its_own_output_stops_with_a_note():
+    class Forever(Pattern):
+        anchor_ops = ("Relu",)
+
+        def match(self, ctx, node):
+            return Match(node, [node])
+
+        def rewrite(self, ctx, match):
+            ctx.add_node("Relu", match.anchor.inputs, match.outputs)
+
+    m = model([helper.make_node("Relu", ["x"], ["y"])], [value("x")], [value("y")])
+    result = surgeon.fuse(m, patterns=[Forever()])
+    assert len(result.report.rewrites) == 32
+    assert "stopped after 32 passes" in result.report.notes[0] and "forever" in result.report.notes[0]

@@ -69,7 +69,7 @@ class FlowWarp(Pattern):
         sampler, x, flow = match.values["sampler"], match.values["x"], match.values["flow"]
         mode = sampler.attr("mode", "bilinear")
         out = match.outputs[0]
-        ctx.add_node("FlowWarp", [x, flow], [out], domain=DOMAIN, name="FlowWarp",
+        ctx.add_node("FlowWarp", [x, flow], [out], domain=DOMAIN,
                      align_corners_i=int(sampler.attr("align_corners", 0)),
                      mode_s=_OPSET20_MODES.get(mode, mode),
                      padding_mode_s=sampler.attr("padding_mode", "zeros"),

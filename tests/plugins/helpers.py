@@ -1,0 +1,97 @@
+"""Small helpers for the plugin tests: tiny models, running a fused model with a pattern's
+reference kernels, and a probe of the engine's region evaluation."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto, helper
+from onnx.reference import ReferenceEvaluator
+from onnx.reference.op_run import OpRun
+
+import surgeon
+from surgeon.attrs import read_attribute
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE_MODELS = ROOT / "samples" / "models"
+PLUGIN_MODELS = ROOT / "samples" / "plugin-example" / "models"
+
+
+def plugin_manifest() -> dict:
+    return json.loads((PLUGIN_MODELS / "manifest.json").read_text())
+
+
+def make_model(nodes, inputs, outputs, initializers=(), opset=18, value_info=()):
+    """``inputs``/``outputs``: (name, dims) pairs, float32."""
+    graph = helper.make_graph(
+        nodes, "toy",
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, d) for n, d in inputs],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, d) for n, d in outputs],
+        initializer=list(initializers), value_info=list(value_info))
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def feeds_for(shapes: dict, seed: int = 1) -> dict:
+    """Images in [0, 1), flows of a few pixels (big enough to leave the image at the borders)."""
+    rng = np.random.default_rng(seed)
+    return {name: (rng.standard_normal(shape) * 2 if name == "flow" else rng.random(shape)).astype(np.float32)
+            for name, shape in shapes.items()}
+
+
+def run_original(path, feeds) -> list[np.ndarray]:
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    return session.run(None, feeds)
+
+
+def run_with_kernels(model: onnx.ModelProto, feeds: dict, kernels: dict) -> list[np.ndarray]:
+    """Run a rewritten model: standard ops in onnx's reference evaluator, custom ops on the
+    pattern's ``kernels``, called as surgeon's runtime calls them: (inputs, plain attrs)."""
+    ops = []
+    for (domain, op_type), fn in kernels.items():
+        def _run(self, *inputs, _fn=fn, **_ignored):
+            attrs = {a.name: read_attribute(a) for a in self.onnx_node.attribute}
+            return tuple(_fn(list(inputs), attrs, device="cpu"))
+
+        ops.append(type(op_type, (OpRun,), {"op_domain": domain, "_run": _run}))
+    return ReferenceEvaluator(model, new_ops=ops).run(None, feeds)
+
+
+def custom_nodes(model: onnx.ModelProto) -> list[onnx.NodeProto]:
+    return [n for n in model.graph.node if n.domain]
+
+
+def attributes(node: onnx.NodeProto) -> dict:
+    out = {}
+    for a in node.attribute:
+        value = helper.get_attribute_value(a)
+        out[a.name] = value.decode() if isinstance(value, bytes) else value
+    return out
+
+
+_EVAL_PROBLEM: list = []
+
+
+def engine_can_evaluate() -> str | None:
+    """None when ``ctx.evaluate`` runs a one-node region; else the engine's error."""
+    if _EVAL_PROBLEM:
+        return _EVAL_PROBLEM[0]
+
+    class Probe(surgeon.Pattern):
+        anchor_ops = ("Relu",)
+        problem: list = []
+
+        def match(self, ctx, node):
+            try:
+                ctx.evaluate(node.outputs, {node.inputs[0]: np.ones(2, np.float32)})
+            except surgeon.SurgeonError as exc:
+                Probe.problem.append(str(exc))
+            return None
+
+    model = make_model([helper.make_node("Relu", ["a"], ["b"])], [("a", [2])], [("b", [2])])
+    surgeon.fuse(model, patterns=[Probe()])
+    _EVAL_PROBLEM.append(Probe.problem[0] if Probe.problem else None)
+    return _EVAL_PROBLEM[0]
