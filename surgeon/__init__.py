@@ -16,6 +16,8 @@ from .graph import Node
 from .rewrite.context import MatchContext, RewriteContext
 from .rewrite.pattern import Match, Pattern, Refusal, refuse
 from .rewrite.report import Report
+from .runtime import register_kernel, run
+from .validate import ValidationReport, validate
 from .rewrite.template import Const, TemplateError, match_template
 
 __all__ = [
@@ -23,4 +25,5 @@ __all__ = [
     "Pattern", "Match", "Refusal", "refuse", "MatchContext", "RewriteContext", "Node",
     "make_attribute", "make_attributes", "SurgeonError",
     "Const", "match_template", "TemplateError",
+    "run", "validate", "ValidationReport", "register_kernel",
 ]

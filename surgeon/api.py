@@ -9,6 +9,7 @@ from typing import Iterable, Sequence
 from onnx import ModelProto
 
 from .modelio import LoadedModel, check_graph, load_model_proto, save_model
+from .errors import SurgeonError
 from .rewrite.driver import Driver
 from .rewrite.pattern import Pattern
 from .rewrite.plugins import discover, select
@@ -23,6 +24,7 @@ class FuseResult:
     model: ModelProto
     report: Report
     warnings: list[str]
+    validation: object = None  # a ValidationReport when fuse(validate=True)
 
 
 def _patterns(patterns, only, skip, plugins) -> tuple[list[Pattern], list[str]]:
@@ -44,13 +46,17 @@ def _loaded(model) -> LoadedModel:
 def fuse(model: ModelProto | str | os.PathLike, output: str | os.PathLike | None = None, *,
          patterns: Sequence[Pattern] | None = None, only: Iterable[str] = (), skip: Iterable[str] = (),
          plugins: Iterable[str] = (), target: str | None = None, input_shapes: dict | None = None,
-         dry_run: bool = False, external_data: bool | None = None, options: dict | None = None) -> FuseResult:
+         dry_run: bool = False, external_data: bool | None = None, options: dict | None = None,
+         validate: bool = False, force: bool = False, atol: float | None = None,
+         rtol: float | None = None) -> FuseResult:
     """Rewrite every match of the enabled patterns.
 
     ``model`` is a path or a ModelProto (never modified). ``patterns`` overrides discovery;
     ``only``/``skip`` select by name; ``plugins`` adds ``module:Name`` patterns; ``target``
     asks patterns for an alternative form; ``input_shapes`` fixes input dims first so shape
     computations fold. With ``output``, the result is written atomically (unless ``dry_run``).
+    ``validate`` checks the result against the original on the reference kernels first and
+    refuses to write one that fails (unless ``force``).
     """
     loaded = _loaded(model)
     chosen, warnings = _patterns(patterns, list(only), list(skip), list(plugins))
@@ -60,11 +66,22 @@ def fuse(model: ModelProto | str | os.PathLike, output: str | os.PathLike | None
     if target:
         opts["target"] = target
     report = Driver(loaded, chosen, opts, dry_run=dry_run).run()
+    validation = None
+    if validate and report.rewrites and not dry_run:
+        from .validate import validate as check
+
+        # The loaded model was rewritten in place: the original comes from the caller again.
+        original = model if isinstance(model, ModelProto) else load_model_proto(model)
+        validation = check(original, loaded, input_shapes=input_shapes, plugins=plugins, atol=atol, rtol=rtol)
+        if not validation.passed and not force:
+            failures = validation.failures()
+            raise SurgeonError(f"validation failed: {failures[0] if failures else 'nothing compared'}; "
+                               "output not written (--force writes it anyway)")
     if output is not None and not dry_run:
         if report.rewrites:
             check_graph(loaded.proto, "rewritten model")  # a pattern bug must not reach disk
         save_model(loaded, output, external_data=external_data)
-    return FuseResult(loaded.proto, report, warnings)
+    return FuseResult(loaded.proto, report, warnings, validation)
 
 
 def inspect(model: ModelProto | str | os.PathLike, **kwargs) -> Report:

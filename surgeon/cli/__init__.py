@@ -44,7 +44,7 @@ def warn(message: str) -> None:
     click.echo(f"warning: {message}", err=True)
 
 
-from . import fuse_cmd, inspect_cmd, patterns_cmd  # noqa: E402,F401  (register the commands)
+from . import fuse_cmd, inspect_cmd, patterns_cmd, run_cmd, validate_cmd  # noqa: E402,F401  (register the commands)
 
 
 def main() -> None:

@@ -77,7 +77,9 @@ class RegionEvaluator:
                 raise SurgeonError(f"region reads run-time value {leaf!r} that is neither fed nor constant")
             graph.initializer.append(numpy_helper.from_array(np.asarray(value), leaf))
         for out in outputs:
-            graph.output.append(helper.make_tensor_value_info(out, onnx.TensorProto.UNDEFINED, None))
+            # Untyped outputs: onnxruntime rejects elem_type UNDEFINED ("Invalid tensor data type 0")
+            # but accepts a ValueInfoProto without a type and infers it. (Fix by the patterns' author.)
+            graph.output.append(onnx.ValueInfoProto(name=out))
         model = helper.make_model(graph, opset_imports=self.opsets, functions=self.functions)
         model.ir_version = self.ir_version
         return model
@@ -91,7 +93,7 @@ class RegionEvaluator:
             import onnxruntime as ort  # only when a pattern probes a region
 
             options = ort.SessionOptions()
-            options.log_severity_level = 3
+            options.log_severity_level = 4  # failures come back as SurgeonError; keep stderr quiet (patterns author)
             options.intra_op_num_threads = 1
             try:
                 session = ort.InferenceSession(payload, options, providers=["CPUExecutionProvider"])

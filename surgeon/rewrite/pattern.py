@@ -97,7 +97,10 @@ class Pattern:
         if specs is None and self.template is not None:
             from .template import trace  # a template's last op is its anchor
 
-            last = trace(self.template).anchor
+            try:
+                last = trace(self.template).anchor
+            except Exception:  # a malformed template: match() reports it as a refusal
+                return True
             specs = (f"{last.domain}::{last.op_type}" if last.domain else last.op_type,)
         if specs is None:
             return True

@@ -82,7 +82,8 @@ def resolve_shapes(specs: Sequence[InputSpec], overrides: Mapping[str, Sequence[
     by_name = {s.name: s for s in specs}
     for name, dims in overrides.items():
         if name not in by_name:
-            raise SurgeonError(f"--input-shape: the model has no input {name!r} (inputs: {', '.join(by_name) or 'none'})")
+            known = ", ".join(by_name) or "none"
+            raise SurgeonError(f"--input-shape: the model has no input {name!r} (inputs: {known})")
         declared = by_name[name].dims
         if declared is not None and len(declared) != len(dims):
             raise SurgeonError(f"--input-shape: input {name!r} has rank {len(declared)}, got {len(dims)} dims")

@@ -13,7 +13,7 @@ from typing import Iterable
 
 import numpy as np
 import onnx
-from onnx import GraphProto, NodeProto, TensorProto, helper
+from onnx import GraphProto, NodeProto, TensorProto, helper, numpy_helper
 
 from ..attrs import read_attribute
 from ..errors import SurgeonError
@@ -28,6 +28,8 @@ ORT_DOMAINS = frozenset({
     "", "ai.onnx", "ai.onnx.ml", "com.microsoft", "com.microsoft.nchwc", "com.microsoft.experimental",
     "ai.onnx.training", "ai.onnx.preview.training", "com.ms.internal.nhwc",
 })
+
+INLINE_EXTERNAL_BYTES = 1 << 16
 
 
 def _subgraphs(node: NodeProto) -> list[GraphProto]:
@@ -184,22 +186,32 @@ class Planner:
             else:
                 level[i] = max((level[p] for p in preds), default=0)
 
+        buckets: dict[int, tuple[list[int], list[int]]] = {}
+        for i in order:
+            std, special = buckets.setdefault(level[i], ([], []))
+            (std if kind[i] == "std" else special).append(i)
         groups: list[tuple[str, list[int]]] = []
-        for lv in range(max(level.values(), default=-1) + 1):
-            std = [i for i in order if level[i] == lv and kind[i] == "std"]
+        for lv in sorted(buckets):
+            std, special = buckets[lv]
             if std:
                 groups.append(("std", std))
-            groups.extend(("special", [i]) for i in order if level[i] == lv and kind[i] != "std")
+            groups.extend(("special", [i]) for i in special)
 
-        group_reads = [{r for i in g for r in reads[i]} for _, g in groups]
+        last_read: dict[str, int] = {}  # value -> the last step that reads it
+        for k, (_, members) in enumerate(groups):
+            for i in members:
+                for r in reads[i]:
+                    last_read[r] = k
         wanted_set = set(wanted)
         steps = []
         stage_index = 0
         for k, (what, members) in enumerate(groups):
             if what == "std":
-                later = set().union(*group_reads[k + 1:]) if k + 1 < len(groups) else set()
-                steps.append(self._ort_step(stage_index, graph.name, [nodes[i] for i in members],
-                                            producer, available, consts, later | wanted_set))
+                def needed_later(value: str, k: int = k) -> bool:
+                    return last_read.get(value, -1) > k or value in wanted_set
+
+                steps.append(self._ort_step(stage_index, graph.name, [nodes[i] for i in members], producer,
+                                            available, consts, needed_later))
                 stage_index += 1
                 continue
             node = nodes[members[0]]
@@ -207,11 +219,11 @@ class Planner:
                 steps.append(self._kernel_step(node))
             else:
                 steps.append(self._if_step(node, consts, scope))
-        drops = _drops(steps, group_reads, wanted_set)
+        drops = _drops(steps, last_read, wanted_set)
         return GraphPlan(self.ctx, list(wanted), needs, steps, drops, consts)
 
     def _ort_step(self, index: int, graph_name: str, members: list[NodeProto], producer: dict,
-                  available: set[str], consts: dict[str, TensorProto], read_later: set[str]) -> OrtStep:
+                  available: set[str], consts: dict[str, TensorProto], read_later) -> OrtStep:
         made = {o for n in members for o in n.output if o}
         inputs: dict[str, None] = {}
         inits: dict[str, TensorProto] = {}
@@ -222,11 +234,21 @@ class Planner:
                 if r in producer or r in available or r not in consts:
                     inputs[r] = None
                 else:
-                    inits[r] = consts[r]
-        outputs = [o for n in members for o in n.output if o and o in read_later]
+                    inits[r] = self._stage_initializer(consts[r])
+        outputs = [o for n in members for o in n.output if o and read_later(o)]
         stage = helper.make_graph(members, f"{graph_name or 'graph'}_stage{index}", [], [], list(inits.values()))
         stage.output.extend(onnx.ValueInfoProto(name=o) for o in outputs)
         return OrtStep(self.ctx, index, stage, list(inputs), outputs)
+
+    def _stage_initializer(self, tensor: TensorProto) -> TensorProto:
+        """Small external tensors are read in: onnxruntime's shape inference cannot see into
+        external data of a model given as bytes (a Reshape's shape, a Slice's starts)."""
+        if tensor.data_location != TensorProto.EXTERNAL:
+            return tensor
+        ref = self.ctx.loaded.external.get(tensor.name) if self.ctx.loaded else None
+        if ref is not None and ref.length > INLINE_EXTERNAL_BYTES:
+            return tensor
+        return numpy_helper.from_array(tensor_to_array(tensor, self.ctx.loaded), tensor.name)
 
     def _if_step(self, node: NodeProto, consts: dict[str, TensorProto], scope: str) -> IfStep:
         plans = {}
@@ -264,16 +286,13 @@ def _toposort(indices: list[int], reads: list[list[str]], producer: dict[str, in
     return order
 
 
-def _drops(steps: list, group_reads: list[set[str]], wanted: set[str]) -> list[list[str]]:
+def _drops(steps: list, last_read: dict[str, int], wanted: set[str]) -> list[list[str]]:
     """For each step, the values no later step reads (and nobody asked for)."""
-    last: dict[str, int] = {}
-    for k, names in enumerate(group_reads):
-        for n in names:
-            last[n] = k
+    last = dict(last_read)
     for k, step in enumerate(steps):
         for o in step.outputs:
             if o:
-                last.setdefault(o, k)
+                last.setdefault(o, k)  # produced but never read: dropped at once
     drops: list[list[str]] = [[] for _ in steps]
     for name, k in last.items():
         if name not in wanted:

@@ -46,7 +46,7 @@ class Runner:
 
     @property
     def sessions_created(self) -> int:
-        """onnxruntime sessions this runner has built (one per stage and input dtypes)."""
+        """onnxruntime sessions this runner has built (one per stage, on first run)."""
         return self.ctx.sessions
 
     def custom_nodes(self) -> list:

@@ -34,7 +34,9 @@ class OrtStep:
     """A run of standard nodes as one InferenceSession, built on first use.
 
     Input types come from the arrays of the first run (the values between stages often have
-    no declared type), with every dim left dynamic; a later run with other dtypes builds another.
+    no declared type), with every dim left dynamic. The stage's own copy of the graph (weights
+    included) is dropped once the session holds it; feeds are checked against the model's
+    declared types, so later runs bring the same dtypes and ranks.
     """
 
     def __init__(self, ctx: ModelContext, index: int, graph: GraphProto, inputs: list[str], outputs: list[str]):
@@ -45,22 +47,28 @@ class OrtStep:
         first, last = graph.node[0], graph.node[-1]
         span = f"{_name(first)}" if len(graph.node) == 1 else f"{_name(first)} .. {_name(last)}"
         self.label = f"stage {index} ({len(graph.node)} node(s): {span})"
-        self._sessions: dict[tuple, Any] = {}
+        self._session_obj = None
+        self._key: tuple = ()
+        self.node_count = len(graph.node)
 
     def _session(self, arrays: list[np.ndarray]):
         key = tuple((a.dtype.str, a.ndim) for a in arrays)
-        session = self._sessions.get(key)
-        if session is None:
-            graph = GraphProto()
-            graph.CopyFrom(self.graph)
-            for name, a in zip(self.inputs, arrays):
-                graph.input.append(helper.make_tensor_value_info(
-                    name, helper.np_dtype_to_tensor_dtype(a.dtype), [None] * a.ndim))
-            model = helper.make_model(graph, opset_imports=self.ctx.opsets, functions=self.ctx.functions)
-            model.ir_version = self.ctx.ir_version
-            session = build_session(model, self.ctx.providers, self.ctx.external_dir, self.label)
-            self.ctx.sessions += 1
-            self._sessions[key] = session
+        if self._session_obj is not None:
+            if key != self._key:
+                raise SurgeonError(f"{self.label}: its inputs changed dtype or rank between runs "
+                                   f"({self._key} -> {key})")
+            return self._session_obj
+        graph = self.graph
+        for name, a in zip(self.inputs, arrays):
+            graph.input.append(helper.make_tensor_value_info(
+                name, helper.np_dtype_to_tensor_dtype(a.dtype), [None] * a.ndim))
+        model = helper.make_model(graph, opset_imports=self.ctx.opsets, functions=self.ctx.functions)
+        model.ir_version = self.ctx.ir_version
+        del graph.input[:]
+        session = build_session(model, self.ctx.providers, self.ctx.external_dir, self.label)
+        self.ctx.sessions += 1
+        self._session_obj, self._key = session, key
+        self.graph = None  # the session has its own copy of the weights
         return session
 
     def run(self, env: dict, fetch: Fetch) -> None:
@@ -68,10 +76,6 @@ class OrtStep:
         session = self._session(arrays)
         results = run_session(session, self.outputs, dict(zip(self.inputs, arrays)), self.label)
         env.update(zip(self.outputs, results))
-
-    @property
-    def node_count(self) -> int:
-        return len(self.graph.node)
 
 
 class KernelStep:

@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+import click
+
+from . import cli
+from .run_cmd import feed_options, gather_feeds, plugin_warnings, runtime_options
+
+
+@cli.command()
+@click.argument("original_path", metavar="ORIGINAL", type=click.Path(dir_okay=True))
+@click.argument("rewritten_path", metavar="REWRITTEN", type=click.Path(dir_okay=True))
+@feed_options
+@runtime_options
+@click.option("--atol", type=float, default=None, help="Absolute tolerance (default: by dtype, float32 1e-3).")
+@click.option("--rtol", type=float, default=None, help="Relative tolerance (default: by dtype, float32 1e-3).")
+@click.option("--max-mismatch", type=float, default=0.0, show_default=True, metavar="FRACTION",
+              help="Fraction of elements allowed outside tolerance (for mode=nearest at large sizes).")
+@click.option("--report", "report_path", type=click.Path(dir_okay=False), help="Write the report as JSON.")
+@click.pass_context
+def validate(ctx, original_path, rewritten_path, input_specs, inputs_npz, input_shapes, seed, max_memory,
+             device, plugins, atol, rtol, max_mismatch, report_path):
+    """Check that REWRITTEN computes what ORIGINAL computes: every rewrite on the original's own
+    activations, and every output end to end. Exits 1 when anything fails.
+
+    \b
+    Example:
+      surgeon validate stn.onnx stn.fused.onnx
+      surgeon validate stn.onnx stn.fused.onnx --inputs batch.npz --atol 1e-4 --report check.json
+    """
+    from ..modelio import write_text_atomic
+    from ..runtime import get_runner
+    from ..validate import validate as run_validation
+
+    original = get_runner(original_path, device, plugins)
+    rewritten = get_runner(rewritten_path, device, plugins)
+    feeds, sources, max_bytes = gather_feeds(original.loaded, input_specs, inputs_npz, input_shapes, seed,
+                                             max_memory)
+    report = run_validation(original_path, rewritten_path, feeds, atol=atol, rtol=rtol, device=device,
+                            max_bytes=max_bytes, max_mismatch=max_mismatch, plugins=plugins)
+    for entry in report.inputs:
+        entry["source"] = sources.get(entry["name"], entry["source"])
+    plugin_warnings()
+    click.echo(report.summary())
+    if report_path:
+        write_text_atomic(report_path, report.to_json())
+    if not report.passed:
+        failures = report.failures()
+        first = failures[0] if failures else "no output was compared"
+        more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
+        click.echo(f"error: validation failed: {first}{more}", err=True)
+        ctx.exit(1)

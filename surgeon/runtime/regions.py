@@ -1,0 +1,162 @@
+"""Where the rewritten graph differs from the original, cut into one region per rewrite.
+
+The engine keeps the names of the values a rewrite replaces, and gives every value it adds a
+fresh name. So a region is a custom node (or an ``If`` whose branches hold one) plus the nodes
+linked to it through values the original does not have (a Slice of theta, a size computed for
+the kernel, a Reshape after it). What it reads from the original are its leaves; the original
+values it produces are what the per-rewrite check compares.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import onnx
+from onnx import GraphProto, ModelProto, NodeProto, helper, numpy_helper
+
+from ..graph.index import free_values
+from ..modelio import LoadedModel, tensor_to_array
+from .plan import Planner, _reads, _subgraphs, node_label
+
+SUFFIX = "@rewritten"
+
+
+@dataclass
+class Region:
+    nodes: list[NodeProto]  # in the rewritten graph's order
+    custom: list[NodeProto]  # the custom nodes it holds, also those inside If branches
+    leaves: list[str] = field(default_factory=list)  # original values it reads
+    produces: list[str] = field(default_factory=list)  # original values it computes again
+    constants: list[str] = field(default_factory=list)  # initializers the rewrite added
+
+    @property
+    def names(self) -> list[str]:
+        return [node_label(n) for n in self.custom]
+
+    @property
+    def patterns(self) -> list[str]:
+        found = []
+        for n in self.custom:
+            p = next((e.value for e in n.metadata_props if e.key == "surgeon.pattern"), "")
+            found.append(p or "?")
+        return found
+
+    @property
+    def ops(self) -> list[str]:
+        return [f"{n.domain}::{n.op_type}" for n in self.custom]
+
+
+def top_level_values(graph: GraphProto) -> set[str]:
+    names = {i.name for i in graph.input} | {t.name for t in graph.initializer}
+    names.update(o for n in graph.node for o in n.output if o)
+    return names
+
+
+def _customs_within(node: NodeProto, planner: Planner) -> list[NodeProto]:
+    if planner.is_custom(node):
+        return [node]
+    found = []
+    for body in _subgraphs(node):
+        for inner in body.node:
+            found.extend(_customs_within(inner, planner))
+    return found
+
+
+def find_regions(original: ModelProto, rewritten: ModelProto, planner: Planner) -> list[Region]:
+    known = top_level_values(original.graph)
+    graph = rewritten.graph
+    nodes = list(graph.node)
+    inits = {t.name for t in graph.initializer}
+    producer = {o: i for i, n in enumerate(nodes) for o in n.output if o}
+    reads = [_reads(n) for n in nodes]
+    consumers: dict[str, list[int]] = {}
+    for i, names in enumerate(reads):
+        for r in names:
+            consumers.setdefault(r, []).append(i)
+
+    taken: set[int] = set()
+    regions = []
+    for seed, node in enumerate(nodes):
+        if seed in taken or not _customs_within(node, planner):
+            continue
+        members: set[int] = set()
+        constants: dict[str, None] = {}
+        stack = [seed]
+        while stack:  # grow through values the original does not have, both ways
+            i = stack.pop()
+            if i in members:
+                continue
+            members.add(i)
+            for r in reads[i]:
+                if r in known:
+                    continue
+                if r in producer:
+                    stack.append(producer[r])
+                elif r in inits:
+                    constants[r] = None  # validate checked that both models take the same inputs
+            for o in nodes[i].output:
+                if o and o not in known:
+                    stack.extend(consumers.get(o, ()))
+        taken |= members
+        order = sorted(members)
+        region = Region([nodes[i] for i in order],
+                        [c for i in order for c in _customs_within(nodes[i], planner)],
+                        constants=list(constants))
+        made = {o for i in order for o in nodes[i].output if o}
+        region.produces = [o for i in order for o in nodes[i].output if o and o in known]
+        leaves: dict[str, None] = {}
+        for i in order:
+            direct = [n for n in nodes[i].input if n]
+            for r in direct:
+                if r in known and r not in made:
+                    leaves[r] = None
+            for body in _subgraphs(nodes[i]):  # bodies' outer reads are not renamed: they see the original's
+                for r in sorted(free_values(body)):
+                    if r in known:
+                        leaves[r] = None
+        region.leaves = list(leaves)
+        regions.append(region)
+    return regions
+
+
+def check_model(regions: list[Region], rewritten: LoadedModel, leaf_values: dict[str, np.ndarray],
+                taken_names: set[str]) -> tuple[ModelProto, dict[str, str]]:
+    """One model computing every region from the original's values: leaves are its inputs,
+    and each value a region produces comes out renamed (``name@rewritten``), so one region's
+    output never stands in for the original value another region reads.
+
+    Returns the model and ``{original name: output name}``.
+    """
+    renamed: dict[str, str] = {}
+    for region in regions:
+        for name in region.produces:
+            new, k = name + SUFFIX, 1
+            while new in taken_names:
+                k += 1
+                new = f"{name}{SUFFIX}{k}"
+            taken_names.add(new)
+            renamed[name] = new
+    nodes = []
+    for region in regions:
+        for node in region.nodes:
+            copy = NodeProto()
+            copy.CopyFrom(node)
+            copy.input[:] = [renamed[n] if n in region.produces else n for n in node.input]
+            copy.output[:] = [renamed.get(n, n) for n in node.output]
+            nodes.append(copy)
+    leaves = list(dict.fromkeys(leaf for r in regions for leaf in r.leaves))
+    graph = helper.make_graph(nodes, "surgeon_rewrite_checks", [], [])
+    for leaf in leaves:
+        a = leaf_values[leaf]
+        graph.input.append(helper.make_tensor_value_info(leaf, helper.np_dtype_to_tensor_dtype(a.dtype),
+                                                         list(a.shape)))
+    tensors = {t.name: t for t in rewritten.proto.graph.initializer}
+    for name in dict.fromkeys(c for r in regions for c in r.constants):
+        graph.initializer.append(numpy_helper.from_array(tensor_to_array(tensors[name], rewritten), name))
+    graph.output.extend(onnx.ValueInfoProto(name=renamed[p]) for r in regions for p in r.produces)
+    model = helper.make_model(graph, opset_imports=list(rewritten.proto.opset_import),
+                              functions=list(rewritten.proto.functions))
+    model.ir_version = rewritten.proto.ir_version
+    return model, renamed
+

@@ -1,0 +1,140 @@
+"""What ``validate`` found: a record per rewrite, a record per model output, and the verdict."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field
+
+from .compare import Comparison
+
+
+@dataclass
+class RewriteCheck:
+    """One rewrite's region run on the original's own activations, against the original values."""
+
+    nodes: list[str]  # names of the custom nodes in the region
+    ops: list[str]
+    patterns: list[str]
+    outputs: list[Comparison] = field(default_factory=list)
+    error: str = ""  # the kernel or the region failed to run
+    note: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return not self.error and all(c.passed for c in self.outputs)
+
+    @property
+    def label(self) -> str:
+        parts = [f"{n!r} ({op}, pattern {p})" for n, op, p in zip(self.nodes, self.ops, self.patterns)]
+        return "rewrite " + " + ".join(parts)
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        data["passed"] = self.passed
+        return data
+
+
+@dataclass
+class ValidationReport:
+    rewrites: list[RewriteCheck] = field(default_factory=list)
+    outputs: list[Comparison] = field(default_factory=list)
+    inputs: list[dict] = field(default_factory=list)  # name, shape, dtype, source
+    atol: float | None = None  # None: the per-dtype defaults
+    rtol: float | None = None
+    max_mismatch: float = 0.0
+    device: str = "cpu"
+    error: str = ""  # the rewritten model as a whole failed to run
+    notes: list[str] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)  # seconds
+
+    @property
+    def passed(self) -> bool:
+        return (not self.error and all(r.passed for r in self.rewrites)
+                and bool(self.outputs) and all(o.passed for o in self.outputs))
+
+    def failures(self) -> list[str]:
+        """One line per failure, naming the rewrite or output."""
+        lines = []
+        for r in self.rewrites:
+            if r.error:
+                lines.append(f"{r.label}: {r.error}")
+            lines.extend(f"{r.label}: {c.describe()}" for c in r.outputs if not c.passed)
+        if self.error:
+            lines.append(f"end to end: {self.error}")
+        lines.extend(f"end to end: {c.describe()}" for c in self.outputs if not c.passed)
+        return lines
+
+    def summary(self, limit: int = 12) -> str:
+        """One screen: verdict, inputs, each rewrite, each output."""
+        tol = ("per-dtype defaults (float32: atol 1e-3, rtol 1e-3)" if self.atol is None and self.rtol is None
+               else f"atol {self.atol if self.atol is not None else 'default'}, "
+                    f"rtol {self.rtol if self.rtol is not None else 'default'}")
+        lines = [f"validation {'PASSED' if self.passed else 'FAILED'} on {self.device}; tolerance: {tol}"]
+        sources = list(dict.fromkeys(i["source"] for i in self.inputs))
+        for source in sources:
+            group = [i for i in self.inputs if i["source"] == source]
+            shown = ", ".join(f"{i['name']} {i['dtype']}{i['shape']}" for i in group[:4])
+            more = f" (+{len(group) - 4} more)" if len(group) > 4 else ""
+            lines.append(f"inputs ({source}): {shown}{more}")
+        ok = sum(r.passed for r in self.rewrites)
+        lines.append(f"rewrites: {ok} of {len(self.rewrites)} match the original on its own activations")
+        shown_rewrites = sorted(self.rewrites, key=lambda r: r.passed)[:limit]
+        for r in shown_rewrites:
+            if r.error:
+                lines.append(f"  FAIL {r.label}: {r.error}")
+                continue
+            if not r.outputs:
+                lines.append(f"  --   {r.label}: {r.note or 'nothing to compare'}")
+                continue
+            for c in r.outputs:
+                lines.append(f"  {c.status} {r.label} -> {c.name!r}: {c.details()}")
+        if len(self.rewrites) > limit:
+            lines.append(f"  ... {len(self.rewrites) - limit} more rewrite(s) (see --report)")
+        lines.append("end to end:" if not self.error else f"end to end: FAIL: {self.error}")
+        for c in sorted(self.outputs, key=lambda c: c.passed)[:limit]:
+            lines.append(f"  {c.describe()}")
+        if len(self.outputs) > limit:
+            lines.append(f"  ... {len(self.outputs) - limit} more output(s) (see --report)")
+        lines.extend(f"note: {n}" for n in self.notes[:limit])
+        if self._sparse_failures():
+            lines.append("note: only isolated elements fail (under 0.1%): rounding flips, as mode=nearest gives at "
+                         "large sizes? --max-mismatch 0.001 allows them")
+        if self.timings:
+            lines.append("time: " + ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in self.timings.items()))
+        return "\n".join(lines)
+
+    def _sparse_failures(self) -> bool:
+        checked = [c for r in self.rewrites for c in r.outputs] + self.outputs
+        failed = [c for c in checked if not c.passed]
+        return bool(failed) and all(not c.message and c.total and c.mismatched / c.total < 1e-3 for c in failed)
+
+    def to_dict(self) -> dict:
+        return {
+            "passed": self.passed,
+            "device": self.device,
+            "atol": self.atol,
+            "rtol": self.rtol,
+            "max_mismatch": self.max_mismatch,
+            "inputs": self.inputs,
+            "rewrites": [r.to_dict() for r in self.rewrites],
+            "outputs": [asdict(c) for c in self.outputs],
+            "error": self.error,
+            "failures": self.failures(),
+            "notes": self.notes,
+            "timings": self.timings,
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(_finite(self.to_dict()), indent=2, allow_nan=False)
+
+
+def _finite(value):
+    """JSON has no inf/NaN: write them as strings."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value

@@ -1,0 +1,187 @@
+"""surgeon.run: models with custom nodes give what the original gives in onnxruntime."""
+
+import numpy as np
+import onnx
+import pytest
+from onnx import helper, numpy_helper
+
+import surgeon
+from surgeon.errors import SurgeonError
+from surgeon.modelio import load_model
+from surgeon.runtime import random_inputs
+
+from .toys import scale_model, scale_node, stn_pair, vi, warp_pair
+
+
+def feeds(n=1, c=3, h=32, w=32, seed=0):
+    rng = np.random.default_rng(seed)
+    theta = np.array([[[0.9, 0.3, 0.4], [-0.2, 1.1, -0.3]]], np.float32).repeat(n, 0)
+    return {"x": rng.random((n, c, h, w), dtype=np.float32), "theta": theta}
+
+
+@pytest.mark.parametrize("ac,mode,pad", [
+    (0, "bilinear", "zeros"), (1, "bilinear", "border"), (0, "nearest", "reflection"), (1, "bicubic", "zeros"),
+])
+def test_custom_model_matches_the_original_in_onnxruntime(ac, mode, pad):
+    orig, rew = warp_pair(n=2, h=24, w=20, out=(16, 12), align_corners=ac, mode=mode, padding_mode=pad)
+    f = feeds(n=2, h=24, w=20)
+    want = surgeon.run(orig, f)["y"]
+    got = surgeon.run(rew, f)["y"]
+    assert got.shape == (2, 3, 16, 12)
+    np.testing.assert_allclose(got, want, atol=1e-5)
+
+
+def test_stn_outputs_and_intermediates():
+    orig, rew = stn_pair()
+    x = {"x": np.random.default_rng(1).random((1, 3, 32, 32), dtype=np.float32)}
+    a = surgeon.run(orig, x, outputs=["theta", "warped", "out"])
+    b = surgeon.run(rew, x, outputs=["theta", "warped", "out", "x", "w1"])
+    assert list(b) == ["theta", "warped", "out", "x", "w1"]
+    for name in ("theta", "warped", "out"):
+        np.testing.assert_allclose(b[name], a[name], atol=1e-5)
+    assert b["theta"].shape == (1, 2, 3)
+    np.testing.assert_array_equal(b["x"], x["x"])
+
+
+def test_unknown_output_name_is_an_error():
+    _, rew = stn_pair()
+    with pytest.raises(SurgeonError, match="no value named 'nope'"):
+        surgeon.run(rew, None, outputs=["nope"])
+
+
+def test_random_inputs_are_seeded_and_fill_dynamic_dims():
+    m = scale_model([scale_node("x", "y", "s")], [vi("x", ["N", 3, "H", 5]), vi("z", ["N", 2])], [vi("y", None)])
+    f1, notes = random_inputs(m, {"x": [4, 3, 7, 5]})
+    f2, _ = random_inputs(m, {"x": [4, 3, 7, 5]})
+    np.testing.assert_array_equal(f1["x"], f2["x"])
+    assert f1["x"].shape == (4, 3, 7, 5) and f1["x"].dtype == np.float32
+    assert f1["z"].shape == (4, 2)  # the named dim N follows the override given on x
+    assert 0 <= f1["x"].min() and f1["x"].max() < 1
+    _, notes = random_inputs(m)
+    assert any("set to 1" in n for n in notes)
+
+
+def test_inputs_over_the_memory_limit_are_refused_before_allocating():
+    m = scale_model([scale_node("x", "y", "s")], [vi("x", ["N", 3, "H", "W"])], [vi("y", None)])
+    with pytest.raises(SurgeonError, match=r"12\.0 GiB, more than the 4\.0 GiB limit.*--max-memory"):
+        surgeon.run(m, input_shapes={"x": [64, 3, 4096, 4096]})
+    with pytest.raises(SurgeonError, match="limit"):
+        surgeon.run(m, input_shapes={"x": [1, 3, 8, 8]}, max_bytes=100)
+    small = surgeon.run(m, input_shapes={"x": [1, 3, 8, 8]}, max_bytes=1000)  # 768 bytes: under the limit
+    assert small["y"].shape == (1, 3, 8, 8)
+
+
+@pytest.mark.parametrize("bad,message", [
+    ({"x": np.zeros((1, 3, 32, 32), np.float64)}, "expects float32, got float64"),
+    ({"x": np.zeros((1, 3, 16, 32), np.float32)}, "dim 2 must be 32"),
+    ({"x": np.zeros((3, 32, 32), np.float32)}, "expects rank 4"),
+    ({}, "no value given for input"),
+    ({"x": np.zeros((1, 3, 32, 32), np.float32), "y": np.zeros(1)}, "has no input 'y'"),
+])
+def test_feed_mismatches_are_clear_errors(bad, message):
+    _, rew = stn_pair()
+    with pytest.raises(SurgeonError, match=message):
+        surgeon.run(rew, bad)
+
+
+def test_external_data_model_runs_from_its_path(tmp_path):
+    orig, rew = stn_pair()
+    path = tmp_path / "rew.onnx"
+    onnx.save(rew, path, save_as_external_data=True, location="rew.data", size_threshold=0)
+    loaded = load_model(path)
+    assert loaded.external  # the weights really are outside
+    x = {"x": np.random.default_rng(2).random((1, 3, 32, 32), dtype=np.float32)}
+    np.testing.assert_allclose(surgeon.run(str(path), x)["out"], surgeon.run(orig, x)["out"], atol=1e-5)
+    np.testing.assert_allclose(surgeon.run(loaded, x)["out"], surgeon.run(orig, x)["out"], atol=1e-5)
+
+
+def _if_model(custom: bool):
+    """y = warp(x) if cond else x * 3, the warp written natively or as FusedGridSample."""
+    size = numpy_helper.from_array(np.array([1, 3, 16, 16], np.int64), "size")
+    if custom:
+        from .toys import fused_node
+
+        then_nodes = [fused_node("x", "theta", "t_out", "warp", (16, 16))]
+        then_inits = []
+    else:
+        then_nodes = [helper.make_node("AffineGrid", ["theta", "size"], ["grid"]),
+                      helper.make_node("GridSample", ["x", "grid"], ["t_out"], mode="linear")]
+        then_inits = [size]
+    then_g = helper.make_graph(then_nodes, "then", [], [vi("t_out", None)], then_inits)
+    three = numpy_helper.from_array(np.array(3.0, np.float32), "three")
+    else_g = helper.make_graph([helper.make_node("Mul", ["x", "three"], ["e_out"])], "else", [], [vi("e_out", None)])
+    node = helper.make_node("If", ["cond"], ["y"], name="branch", then_branch=then_g, else_branch=else_g)
+    graph = helper.make_graph([node], "g", [vi("cond", [], onnx.TensorProto.BOOL), vi("x", [1, 3, 16, 16]),
+                                             vi("theta", [1, 2, 3])], [vi("y", None)], [three])
+    opsets = [helper.make_opsetid("", 20)] + ([helper.make_opsetid("custom.ops", 1)] if custom else [])
+    m = helper.make_model(graph, opset_imports=opsets)
+    m.ir_version = 10
+    return m
+
+
+@pytest.mark.parametrize("cond", [True, False])
+def test_if_with_custom_branches_runs_in_python(cond):
+    f = feeds(h=16, w=16)
+    f["cond"] = np.array(cond)
+    want = surgeon.run(_if_model(False), f)["y"]
+    got = surgeon.run(_if_model(True), f)["y"]
+    np.testing.assert_allclose(got, want, atol=1e-5)
+
+
+def test_custom_node_in_a_loop_body_is_refused():
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]), scale_node("v_in", "v_out", "inner")], "body",
+        [vi("i", [], onnx.TensorProto.INT64), vi("cond_in", [], onnx.TensorProto.BOOL), vi("v_in", None)],
+        [vi("cond_out", [], onnx.TensorProto.BOOL), vi("v_out", None)])
+    loop = helper.make_node("Loop", ["n", "", "x"], ["y"], name="loop", body=body)
+    m = scale_model([loop], [vi("n", [], onnx.TensorProto.INT64), vi("x", [2])], [vi("y", None)])
+    with pytest.raises(SurgeonError, match=r"'loop' \(Loop\).*custom node test.ops::Scale.*not supported"):
+        surgeon.run(m, {"n": np.array(2), "x": np.ones(2, np.float32)})
+
+
+def test_missing_kernel_names_op_domain_and_node():
+    m = scale_model([helper.make_node("Foo", ["x"], ["y"], name="n3", domain="custom.ops")],
+                    [vi("x", [2])], [vi("y", None)])
+    with pytest.raises(SurgeonError, match=r"no reference kernel for custom.ops::Foo \(node 'n3'\): install or "
+                                           r"--plugin the pattern that writes it"):
+        surgeon.run(m)
+
+
+def test_a_failing_kernel_is_named():
+    from surgeon.runtime import register_kernel
+
+    def broken(inputs, attrs, device="cpu"):
+        raise ValueError("bad\nsecond line")
+
+    register_kernel("test.ops", "Scale", broken)
+    m = scale_model([scale_node("x", "y", "s7")], [vi("x", [2])], [vi("y", None)])
+    with pytest.raises(SurgeonError, match=r"^reference kernel for test.ops::Scale \(node 's7'\) failed: "
+                                           r"ValueError: bad$"):
+        surgeon.run(m)
+
+
+def test_kernels_receive_decoded_attributes_and_the_device():
+    seen = {}
+
+    def spy(inputs, attrs, device="cpu"):
+        seen.update(attrs=attrs, device=device, n=len(inputs))
+        return [inputs[0]]
+
+    from surgeon.runtime import register_kernel
+
+    register_kernel("test.ops", "Spy", spy)
+    node = helper.make_node("Spy", ["x", ""], ["y"], domain="test.ops", mode="bilinear", sizes=[2, 3], f=0.5)
+    m = scale_model([node], [vi("x", [2])], [vi("y", None)])
+    surgeon.run(m)
+    assert seen == {"attrs": {"mode": "bilinear", "sizes": [2, 3], "f": 0.5}, "device": "cpu", "n": 2}
+
+
+def test_cuda_without_a_gpu_is_a_clear_error():
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    _, rew = stn_pair()
+    with pytest.raises(SurgeonError, match=r"device 'cuda' asked for, but no CUDA GPU is available"):
+        surgeon.run(rew, device="cuda")
+    with pytest.raises(SurgeonError, match="unknown device 'tpu'"):
+        surgeon.run(rew, device="tpu")

@@ -1,0 +1,70 @@
+"""Stages and session reuse: one onnxruntime session per stage, built once, kept across calls."""
+
+import numpy as np
+import pytest
+
+import surgeon
+from surgeon.runtime import get_runner, sessions_created
+from surgeon.validate import validate
+
+from .toys import chain_model, parallel_model, stn_pair
+
+
+def x23():
+    return {"x": np.arange(-3, 3, dtype=np.float32).reshape(2, 3)}
+
+
+@pytest.mark.parametrize("k", [1, 3, 5])
+def test_a_chain_of_k_custom_nodes_builds_k_plus_1_sessions_once(k):
+    runner = get_runner(chain_model(k))
+    y = runner.run(x23())["y"]
+    factor = np.prod([i + 2.0 for i in range(k)])
+    np.testing.assert_allclose(y, np.maximum(x23()["x"], 0) * factor)
+    assert len(runner.plan().ort_stages) == k + 1
+    assert runner.sessions_created == k + 1
+    before = sessions_created()
+    for _ in range(3):
+        runner.run(x23())
+        surgeon.run(chain_model(k), x23())  # same model, new proto: the cached runner is found
+    assert sessions_created() == before
+
+
+def test_independent_custom_nodes_share_their_stages():
+    runner = get_runner(parallel_model(4))
+    y = runner.run(x23())["y"]
+    np.testing.assert_allclose(y, -np.maximum(x23()["x"], 0) * (2 + 3 + 4 + 5))
+    assert len(runner.plan().ort_stages) == 2 and runner.sessions_created == 2
+    kinds = [line.split(": ")[-1] for line in runner.plan().describe()]
+    assert kinds == ["onnxruntime"] + ["reference kernel"] * 4 + ["onnxruntime"]
+
+
+def test_a_model_without_custom_nodes_is_one_session():
+    orig, _ = stn_pair()
+    runner = get_runner(orig)
+    runner.run({"x": np.zeros((1, 3, 32, 32), np.float32)})
+    assert runner.sessions_created == 1
+
+
+def test_only_what_the_outputs_need_is_planned():
+    runner = get_runner(chain_model(3))
+    plan = runner.plan(["r1"])  # before the second Scale
+    assert len(plan.steps) == 3  # stage (relu0), scale0, stage (relu1)
+    np.testing.assert_allclose(runner.run(x23(), ["r1"])["r1"], np.maximum(x23()["x"], 0) * 2)
+
+
+def test_validating_twice_builds_no_new_session():
+    orig, rew = stn_pair()
+    first = validate(orig, rew)
+    assert first.passed
+    before = sessions_created()
+    second = validate(orig, rew)
+    assert second.passed and sessions_created() == before
+    # original (1, intermediates exposed) + rewritten (2 stages) + the rewrite check (no standard part)
+    assert get_runner(orig).sessions_created == 1 and get_runner(rew).sessions_created == 2
+
+
+def test_intermediate_values_are_freed_after_their_last_use():
+    runner = get_runner(chain_model(3))
+    plan = runner.plan()
+    dropped = [name for names in plan.drops for name in names]
+    assert "y" not in dropped and {"r0", "s0", "s1"} <= set(dropped)

@@ -1,0 +1,240 @@
+"""surgeon.validate: correct rewrites pass, every tampering fails and is named."""
+
+import json
+
+import numpy as np
+import pytest
+from onnx import helper, numpy_helper
+
+from surgeon.errors import SurgeonError
+from surgeon.modelio import LoadedModel
+from surgeon.runtime.compare import compare
+from surgeon.validate import validate
+
+from .toys import fused_node, model, stn_pair, vi, warp_pair
+
+# theta that rotates, scales and shifts: many samples fall outside, so padding matters
+THETA = np.array([[[0.9, 0.3, 0.4], [-0.2, 1.1, -0.3]]], np.float32)
+
+
+def warp_feeds(h=32, w=32, seed=0):
+    return {"x": np.random.default_rng(seed).random((1, 3, h, w), dtype=np.float32), "theta": THETA}
+
+
+def test_a_correct_rewrite_passes():
+    orig, rew = warp_pair()
+    report = validate(orig, rew, warp_feeds())
+    assert report.passed, report.summary()
+    (check,) = report.rewrites
+    assert check.nodes == ["affine-grid/FusedGridSample"] and check.patterns == ["affine-grid"]
+    assert [c.name for c in check.outputs] == ["y"] and check.outputs[0].max_abs < 1e-5
+    assert [o.name for o in report.outputs] == ["y"]
+
+
+def _swap_rows(rew):
+    """Feed the kernel theta with its two rows swapped (a Gather the 'rewrite' added)."""
+    perm = numpy_helper.from_array(np.array([1, 0], np.int64), "perm_swap")
+    gather = helper.make_node("Gather", ["theta", "perm_swap"], ["theta_swapped"], name="swap", axis=1)
+    fused = rew.graph.node[0]
+    fused.input[1] = "theta_swapped"
+    rew.graph.node.insert(0, gather)
+    rew.graph.initializer.append(perm)
+    return rew
+
+
+TAMPERINGS = {
+    "align_corners": lambda: warp_pair(align_corners=1)[1],
+    "padding_mode": lambda: warp_pair(padding_mode="border")[1],
+    "padding_reflection": lambda: warp_pair(padding_mode="reflection")[1],
+    "theta_rows_swapped": lambda: _swap_rows(warp_pair()[1]),
+    "output_size": lambda: warp_pair(out=(16, 16))[1],
+}
+
+
+@pytest.mark.parametrize("name", sorted(TAMPERINGS))
+def test_every_tampering_fails_and_names_the_rewrite(name):
+    orig, _ = warp_pair()
+    report = validate(orig, TAMPERINGS[name](), warp_feeds())
+    assert not report.passed
+    (check,) = report.rewrites
+    assert not check.passed
+    failures = report.failures()
+    assert failures[0].startswith("rewrite 'affine-grid/FusedGridSample' (custom.ops::FusedGridSample, "
+                                  "pattern affine-grid)")
+    if name == "output_size":
+        assert "shape differs: original [1, 3, 32, 32], rewritten [1, 3, 16, 16]" in failures[0]
+    else:
+        assert check.outputs[0].required_atol > 0.05  # far beyond the default 1e-3
+    assert not report.outputs[0].passed
+
+
+def test_tampering_is_caught_with_random_inputs_too():
+    orig, _ = warp_pair()
+    for name in ("align_corners", "padding_mode", "theta_rows_swapped"):
+        assert not validate(orig, TAMPERINGS[name]()).passed, name
+
+
+def test_stn_correct_passes_and_tampered_fails_on_random_inputs():
+    orig, rew = stn_pair()
+    assert validate(orig, rew).passed
+    for kwargs in ({"align_corners": 1}, {"padding_mode": "reflection"}, {"mode": "nearest"}):
+        report = validate(orig, stn_pair(**kwargs)[1])
+        assert not report.passed and not report.rewrites[0].passed, kwargs
+
+
+def test_the_default_tolerance_passes_a_correct_1024_warp_and_fails_a_wrong_one():
+    orig, rew = warp_pair(h=1024, w=1024)
+    report = validate(orig, rew)  # random inputs: x and theta uniform in [0, 1)
+    assert report.passed, report.summary()
+    assert report.outputs[0].max_abs > 1e-5  # the two implementations do differ at this size
+    _, wrong = warp_pair(h=1024, w=1024, align_corners=1)
+    assert not validate(orig, wrong).passed
+
+
+def _homogeneous_pair(swap=False):
+    """The original takes a [1,3,3] matrix and slices theta from it; the rewrite slices it anew
+    with constants of its own (fresh names), so its region holds a Slice and the custom node."""
+    def consts(prefix):
+        return [numpy_helper.from_array(np.array(v, np.int64), f"{prefix}_{k}")
+                for k, v in (("starts", [0]), ("ends", [2]), ("axes", [1]))]
+
+    size = numpy_helper.from_array(np.array([1, 3, 32, 32], np.int64), "size")
+    inputs = [vi("x", [1, 3, 32, 32]), vi("m", [1, 3, 3])]
+    orig = model([helper.make_node("Slice", ["m", "o_starts", "o_ends", "o_axes"], ["theta"], name="slice"),
+                  helper.make_node("AffineGrid", ["theta", "size"], ["grid"], name="ag"),
+                  helper.make_node("GridSample", ["x", "grid"], ["y"], name="gs", mode="linear")],
+                 inputs, [vi("y", None)], consts("o") + [size], custom=False)
+    nodes = [helper.make_node("Slice", ["m", "r_starts", "r_ends", "r_axes"], ["theta_r"], name="rslice")]
+    extra = []
+    if swap:
+        nodes.append(helper.make_node("Gather", ["theta_r", "perm"], ["theta_s"], name="swap", axis=1))
+        extra.append(numpy_helper.from_array(np.array([1, 0], np.int64), "perm"))
+    nodes.append(fused_node("x", "theta_s" if swap else "theta_r", "y", "fgs", (32, 32), pattern="homogeneous"))
+    return orig, model(nodes, inputs, [vi("y", None)], consts("r") + extra)
+
+
+def test_nodes_a_rewrite_adds_are_part_of_its_region():
+    orig, rew = _homogeneous_pair()
+    m = np.concatenate([THETA, [[[0, 0, 1]]]], axis=1).astype(np.float32)
+    feeds = {"x": warp_feeds()["x"], "m": m}
+    report = validate(orig, rew, feeds)
+    assert report.passed, report.summary()
+    assert report.rewrites[0].patterns == ["homogeneous"]
+    _, bad = _homogeneous_pair(swap=True)
+    report = validate(orig, bad, feeds)
+    assert not report.passed and "rewrite 'fgs'" in report.failures()[0]
+
+
+def test_a_custom_affine_grid_is_checked_on_its_grid():
+    size = numpy_helper.from_array(np.array([1, 3, 32, 32], np.int64), "size")
+    inputs = [vi("x", [1, 3, 32, 32]), vi("theta", [1, 2, 3])]
+    gs = helper.make_node("GridSample", ["x", "grid"], ["y"], name="gs", mode="linear")
+    orig = model([helper.make_node("AffineGrid", ["theta", "size"], ["grid"], name="ag"), gs],
+                 inputs, [vi("y", None)], [size], custom=False)
+
+    def rewritten(ac):
+        node = helper.make_node("AffineGrid", ["theta"], ["grid"], name="ag_custom", domain="custom.ops",
+                                align_corners=ac, output_size=[32, 32])
+        node.metadata_props.add(key="surgeon.pattern", value="affine-grid")
+        return model([node, gs], inputs, [vi("y", None)])
+
+    good = validate(orig, rewritten(0), warp_feeds())
+    assert good.passed and [c.name for c in good.rewrites[0].outputs] == ["grid"]
+    bad = validate(orig, rewritten(1), warp_feeds())
+    assert not bad.passed and bad.rewrites[0].ops == ["custom.ops::AffineGrid"]
+
+
+def test_models_in_memory_are_not_reread_or_modified():
+    orig, rew = warp_pair()
+    before = rew.SerializeToString()
+    report = validate(LoadedModel(orig), rew, warp_feeds())
+    assert report.passed and rew.SerializeToString() == before
+
+
+def test_report_summary_and_json():
+    orig, _ = warp_pair()
+    report = validate(orig, TAMPERINGS["align_corners"](), warp_feeds())
+    text = report.summary()
+    assert text.startswith("validation FAILED") and len(text.splitlines()) < 25
+    assert "FAIL rewrite 'affine-grid/FusedGridSample'" in text
+    data = json.loads(report.to_json())
+    assert data["passed"] is False and data["rewrites"][0]["passed"] is False
+    assert data["outputs"][0]["name"] == "y" and data["failures"]
+
+
+def test_input_problems_are_errors():
+    orig, rew = warp_pair()
+    with pytest.raises(SurgeonError, match="no value given for input"):
+        validate(orig, rew, {"x": warp_feeds()["x"]})
+    other = warp_pair()[1]
+    other.graph.input[1].name = "theta2"
+    other.graph.node[0].input[1] = "theta2"
+    with pytest.raises(SurgeonError, match="different inputs; only the original has theta; "
+                                           "only the rewritten has theta2"):
+        validate(orig, other)
+    with pytest.raises(SurgeonError, match="max_mismatch"):
+        validate(orig, rew, max_mismatch=2)
+
+
+def test_compare_statistics():
+    a = np.array([1.0, 2.0, 0.0, 4.0], np.float32)
+    b = np.array([1.0, 2.01, 0.0005, 4.0], np.float32)
+    c = compare("v", a, b, atol=1e-3, rtol=1e-3)
+    assert not c.passed and c.mismatched == 1 and c.worst_index == [1]
+    assert c.max_abs == pytest.approx(0.01, rel=1e-3)
+    assert c.required_atol == pytest.approx(0.01 - 2e-3, rel=1e-2)
+    assert compare("v", a, b, atol=c.required_atol * 1.001, rtol=1e-3).passed
+    assert c.max_rel == pytest.approx(0.005, rel=1e-2)  # the 0 in the original does not count
+    assert compare("v", a, b, atol=1e-3, rtol=1e-3, max_mismatch=0.25).passed
+
+
+def test_compare_nan_inf_shape_and_dtype():
+    a = np.array([np.nan, np.inf, 1.0], np.float32)
+    same = compare("v", a, a.copy())
+    assert same.passed and same.nonfinite_original == 2 and same.nonfinite_rewritten == 2
+    worse = compare("v", a, np.array([np.nan, 1.0, 1.0], np.float32))
+    assert not worse.passed and "NaN/Inf differ" in worse.notes[0]
+    assert "shape differs" in compare("v", a, a[:2]).message
+    assert "dtype differs" in compare("v", a, a.astype(np.float64)).message
+    assert compare("i", np.array([1, 2]), np.array([1, 2])).passed
+    assert not compare("i", np.array([1, 2]), np.array([1, 3])).passed
+
+
+def test_a_custom_node_inside_if_is_checked_with_its_if():
+    from .test_run import _if_model
+
+    feeds = {"cond": np.array(True), **warp_feeds(16, 16)}
+    report = validate(_if_model(False), _if_model(True), feeds)
+    assert report.passed, report.summary()
+    assert report.rewrites[0].nodes == ["warp"] and any("inside If" in n for n in report.notes)
+    tampered = _if_model(True)
+    then_branch = next(a.g for a in tampered.graph.node[0].attribute if a.name == "then_branch")
+    for a in then_branch.node[0].attribute:
+        if a.name == "align_corners":
+            a.i = 1
+    report = validate(_if_model(False), tampered, feeds)
+    assert not report.passed and "rewrite 'warp'" in report.failures()[0]
+
+
+def test_a_kernel_that_fails_is_reported_against_its_rewrite():
+    from surgeon.runtime import register_kernel
+
+    def broken(inputs, attrs, device="cpu"):
+        raise RuntimeError("out of cheese")
+
+    register_kernel("custom.ops", "FusedGridSample", broken)
+    orig, rew = warp_pair()
+    report = validate(orig, rew, warp_feeds())
+    assert not report.passed
+    assert "failed: RuntimeError: out of cheese" in report.rewrites[0].error
+    assert report.failures()[0].startswith("rewrite 'affine-grid/FusedGridSample'")
+    assert "out of cheese" in report.error  # and end to end could not run either
+
+
+def test_random_inputs_fit_dims_the_rewrite_fixed():
+    orig, rew = warp_pair(n=2)
+    for vi_ in orig.graph.input:  # batch dynamic in the original only (as after fuse --input-shape)
+        vi_.type.tensor_type.shape.dim[0].dim_param = "N"
+    report = validate(orig, rew)
+    assert report.passed, report.summary()
+    assert [i["shape"][0] for i in report.inputs] == [2, 2]
