@@ -167,7 +167,13 @@ def skeleton_model(proto: ModelProto, keep_small: int = 0) -> ModelProto:
         if numel <= keep_small and init.data_location != TensorProto.EXTERNAL:
             g.initializer.append(init)
         elif init.name not in listed:
-            g.input.append(onnx.helper.make_tensor_value_info(init.name, init.data_type, list(init.dims)))
+            vi = g.input.add()  # built in place: make_tensor_value_info costs 3x more per weight
+            vi.name = init.name
+            tensor_type = vi.type.tensor_type
+            tensor_type.elem_type = init.data_type
+            shape = tensor_type.shape
+            for d in init.dims:
+                shape.dim.add().dim_value = d
     return skeleton
 
 

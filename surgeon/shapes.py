@@ -50,28 +50,29 @@ def _walk_graphs(graph: GraphProto) -> Iterable[GraphProto]:
             yield from _walk_graphs(body)
 
 
-def declared_shapes(graph: GraphProto, initializers: bool = True) -> dict[str, ShapeInfo]:
-    """Types the model itself states: inputs, outputs, value_info (and initializers), all scopes."""
-    table: dict[str, ShapeInfo] = {}
+def value_infos(graph: GraphProto) -> dict[str, ValueInfoProto]:
+    """Inputs, outputs and value_info of every scope by name; decoded only when asked for."""
+    found: dict[str, ValueInfoProto] = {}
     for g in _walk_graphs(graph):
-        for vi in list(g.input) + list(g.output) + list(g.value_info):
-            info = read_type(vi.type)
-            if info is not None:
-                table[vi.name] = info
-        if initializers:
-            for t in g.initializer:
-                table[t.name] = (t.data_type, tuple(t.dims))
-    return table
+        for field in (g.value_info, g.input, g.output):
+            for vi in field:
+                found[vi.name] = vi
+    return found
 
 
-def infer_shapes(proto: ModelProto) -> dict[str, ShapeInfo]:
+def infer_shapes(proto: ModelProto) -> dict[str, ValueInfoProto]:
     """ONNX shape inference (with data propagation) on a weight-free copy; {} when it fails."""
     skeleton = skeleton_model(proto, keep_small=64)
     try:
         inferred = onnx.shape_inference.infer_shapes(skeleton, data_prop=True)
     except Exception:  # inference is best effort: custom ops or odd models may upset it
         return {}
-    return declared_shapes(inferred.graph)
+    return value_infos(inferred.graph)
+
+
+def shape_of(infos: dict[str, ValueInfoProto], name: str) -> ShapeInfo | None:
+    vi = infos.get(name)
+    return read_type(vi.type) if vi is not None else None
 
 
 def is_static(dims) -> bool:
@@ -83,12 +84,15 @@ class ShapeTable:
 
     def __init__(self, proto: ModelProto):
         self.proto = proto
-        self.table = declared_shapes(proto.graph, initializers=False)
+        self.table: dict[str, ShapeInfo] = {}
+        self._declared = value_infos(proto.graph)
         self._initializers: dict | None = None
-        self._inferred = False
+        self._inferred: dict[str, ValueInfoProto] | None = None
 
-    def get(self, name: str) -> ShapeInfo | None:
-        info = self.table.get(name)
+    def _known(self, name: str) -> ShapeInfo | None:
+        if name in self.table:
+            return self.table[name]
+        info = shape_of(self._declared, name)
         if info is None:
             if self._initializers is None:
                 from .modelio import iter_tensors
@@ -96,14 +100,19 @@ class ShapeTable:
                 self._initializers = {t.name: t for t in iter_tensors(self.proto.graph)}
             tensor = self._initializers.get(name)
             if tensor is not None:
-                info = self.table[name] = (tensor.data_type, tuple(tensor.dims))
-        if (info is None or not is_static(info[1])) and not self._inferred:
-            self._inferred = True
-            for key, value in infer_shapes(self.proto).items():
-                old = self.table.get(key)
-                if old is None or old[1] is None or _more_known(value[1], old[1]):
-                    self.table[key] = value
-            info = self.table.get(name)
+                info = (tensor.data_type, tuple(tensor.dims))
+        self.table[name] = info
+        return info
+
+    def get(self, name: str) -> ShapeInfo | None:
+        info = self._known(name)
+        if info is not None and is_static(info[1]):
+            return info
+        if self._inferred is None:
+            self._inferred = infer_shapes(self.proto)
+        inferred = shape_of(self._inferred, name)
+        if inferred is not None and (info is None or info[1] is None or _more_known(inferred[1], info[1])):
+            self.table[name] = info = inferred
         return info
 
     def set(self, name: str, elem_type: int, dims) -> None:

@@ -42,6 +42,7 @@ class GraphIndex:
         self.graph = graph
         self.parent = parent
         self.nodes: list[Node] = []
+        self._gone: set[int] = set()
         self.producer: dict[str, Node] = {}
         self.consumers: dict[str, list[Node]] = defaultdict(list)
         for i, proto in enumerate(graph.node):
@@ -70,7 +71,10 @@ class GraphIndex:
                     readers.append(node)
 
     def remove(self, nodes: Iterable[Node]) -> None:
+        """Unlink nodes from the maps; ``nodes`` drops them at the next ``compact``."""
+        nodes = list(nodes)
         gone = {id(n) for n in nodes}
+        self._gone |= gone
         for node in nodes:
             for out in node.proto.output:
                 if self.producer.get(out) is node:
@@ -81,11 +85,18 @@ class GraphIndex:
                     self.consumers[name] = readers
                 else:
                     self.consumers.pop(name, None)
-        self.nodes = [n for n in self.nodes if id(n) not in gone]
+
+    def compact(self) -> list[Node]:
+        """``nodes`` without the removed ones (one pass however many were removed)."""
+        if self._gone:
+            self.nodes = [n for n in self.nodes if id(n) not in self._gone]
+            self._gone = set()
+        return self.nodes
 
     def reorder(self, nodes: list[Node]) -> None:
         """Adopt a new topological order and renumber positions to match it."""
         self.nodes = nodes
+        self._gone = set()
         for i, node in enumerate(nodes):
             node.position = float(i)
 

@@ -10,6 +10,31 @@ from .node import Node
 
 
 def toposort(nodes: list[Node]) -> list[Node]:
+    """Nodes in topological order, keeping positions where the data allows.
+
+    Rewrites place their nodes at the position of the region they replace, so sorting by
+    position is almost always already valid: check that in one pass before sorting for real."""
+    by_position = sorted(nodes, key=lambda n: n.position)
+    if _is_topological(by_position):
+        return by_position
+    return _kahn(nodes)
+
+
+def _is_topological(nodes: list[Node]) -> bool:
+    produced_at: dict[str, int] = {}
+    for i, node in enumerate(nodes):
+        for out in node.proto.output:
+            produced_at[out] = i
+    for i, node in enumerate(nodes):
+        for value in node.proto.input:
+            if produced_at.get(value, -1) >= i:
+                return False
+        if node.subgraphs() and any(produced_at.get(v, -1) >= i for v in reads_of(node)):
+            return False
+    return True
+
+
+def _kahn(nodes: list[Node]) -> list[Node]:
     """Kahn's algorithm keyed on each node's position (values no node here produces are given)."""
     producer_of: dict[str, int] = {}
     for i, node in enumerate(nodes):

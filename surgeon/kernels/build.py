@@ -25,7 +25,7 @@ from pathlib import Path
 
 CSRC = Path(__file__).resolve().parent / "csrc"
 
-SHARED_HEADERS = ("grid_sample_math.h", "abi_checks.h", "surgeon_kernels.h")
+SHARED_HEADERS = ("grid_sample_math.h", "locations.h", "abi_checks.h", "surgeon_kernels.h")
 CPU_SOURCES = ("cpu_kernels.cpp", "cpu_rows.h", "thread_pool.h") + SHARED_HEADERS
 CUDA_SOURCES = ("cuda_kernels.cu",) + SHARED_HEADERS
 
@@ -33,9 +33,11 @@ CPU_LIBRARY = "libsurgeon_kernels_cpu.so"
 CUDA_LIBRARY = "libsurgeon_kernels_cuda.so"
 
 # -ffp-contract=off / -fmad=false: only the explicit fmaf calls of the shared math may fuse,
-# so the CPU and the GPU round alike (see grid_sample_math.h).
-CXX_FLAGS = ("-O3", "-march=native", "-std=c++17", "-ffp-contract=off", "-fPIC", "-shared",
-             "-fvisibility=hidden", "-pthread")
+# so the CPU and the GPU round alike (see grid_sample_math.h).  -fno-trapping-math lets the
+# compiler evaluate both arms of a select, which the vectorised loops need; like
+# -fno-math-errno it changes no result.
+CXX_FLAGS = ("-O3", "-march=native", "-std=c++17", "-ffp-contract=off", "-fno-trapping-math",
+             "-fno-math-errno", "-fPIC", "-shared", "-fvisibility=hidden", "-pthread")
 NVCC_FLAGS = ("-O3", "-std=c++17", "-fmad=false", "-shared", "-Xcompiler",
               "-fPIC,-fvisibility=hidden,-ffp-contract=off")
 DEFAULT_CUDA_ARCHS = ("sm_80", "sm_90")

@@ -100,5 +100,6 @@ def sample(kind, from_theta, dtype, nsp, x, coords, y, n, c, in_size, out_size, 
 
 
 def set_cpu_fast_paths(enabled: bool) -> None:
-    """Testing hook: False sends every CPU pixel through the shared per-pixel math."""
+    """Testing hook: False runs every CPU output location through csrc/locations.h, the
+    code one CUDA thread runs (the fast paths must give the same bits)."""
     library("cpu").surgeon_cpu_set_fast_paths(1 if enabled else 0)

@@ -149,11 +149,11 @@ class Driver:
                     self._record(pattern, match, scope, [])
                 break
             self._apply(index, found, scope, orphans)
-            index.reorder(toposort(index.nodes))
+            index.reorder(toposort(index.compact()))
             changed = True
         if changed:
             self._remove_dead(index, orphans)
-            self._write_nodes(graph, index.nodes)
+            self._write_nodes(graph, index.compact())
             self._write_value_info(index)
         for node in list(index.nodes):
             for attr in node.proto.attribute:

@@ -8,7 +8,7 @@ from onnx import GraphProto, ModelProto
 
 from ..graph.index import reads_of
 from ..graph.node import Node
-from ..shapes import infer_shapes, is_static, make_value_info, read_type
+from ..shapes import infer_shapes, is_static, make_value_info, read_type, shape_of
 
 
 def _downstream(graph: GraphProto, sources: set[str]) -> set[str]:
@@ -32,6 +32,8 @@ def repair_shapes(proto: ModelProto, declared: dict[str, tuple], rewritten: set[
             _merge_output(outputs[name], elem, dims, prefer_new=True)
     # A rewrite keeps the values it replaces, so fully static shapes downstream stay right;
     # symbolic ones may be an exporter's placeholders: forget them and infer again.
+    if all(_static(vi) for vi in graph.value_info) and all(_static(o) for o in graph.output):
+        return  # nothing symbolic anywhere: nothing to repair (and no graph walk to pay for)
     affected = {
         name for name in _downstream(graph, rewritten) - set(declared)
         if not (name in outputs and _static(outputs[name]))
@@ -53,7 +55,7 @@ def repair_shapes(proto: ModelProto, declared: dict[str, tuple], rewritten: set[
     for name, old in old_types.items():
         outputs[name].type.CopyFrom(old)
     for name in sorted(affected):
-        info = inferred.get(name)
+        info = shape_of(inferred, name)
         if info is None:
             continue
         if name in outputs:

@@ -248,3 +248,28 @@ def test_a_pattern_matching_its_own_output_stops_with_a_note():
     result = surgeon.fuse(m, patterns=[Forever()])
     assert len(result.report.rewrites) == 32
     assert "stopped after 32 passes" in result.report.notes[0] and "forever" in result.report.notes[0]
+
+
+def test_rewrite_placed_before_a_reader_is_reordered():
+    # The region's output is read by a node sitting between the region's nodes: the new node
+    # takes the region's last position, after that reader, so the order must be repaired.
+    m = model([
+        helper.make_node("Relu", ["x"], ["r"], name="relu"),
+        helper.make_node("Sigmoid", ["r"], ["s"], name="reader"),
+        helper.make_node("Neg", ["x"], ["n"], name="neg"),
+        helper.make_node("Add", ["s", "n"], ["y"], name="add"),
+    ], [value("x")], [value("y")])
+
+    class ReluAndNeg(Pattern):
+        anchor_ops = ("Neg",)
+
+        def match(self, ctx, node):
+            relu = ctx.producer("r")
+            return Match(node, [relu, node], outputs=["r", "n"])
+
+        def rewrite(self, ctx, match):
+            ctx.add_node("Split2", ["x"], ["r", "n"], domain="custom.test")
+
+    result = surgeon.fuse(m, patterns=[ReluAndNeg()])
+    assert ops(result.model) == ["Split2", "Sigmoid", "Add"]
+    onnx.checker.check_model(result.model)

@@ -3,7 +3,8 @@
 // The grid is never materialised: each output row gets its base-grid coordinate tables and
 // per-row products of theta once, each segment of it its normalised coordinates (three
 // float ops per pixel, torch's order), then a cpu_rows.h sampler.  Threads split the
-// (batch, depth, row) space.
+// (batch, depth, row) space.  With the fast paths off, every location runs locations.h,
+// exactly the code of a CUDA thread.
 #include <sched.h>
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include "abi_checks.h"
 #include "cpu_rows.h"
 #include "grid_sample_math.h"
+#include "locations.h"
 #include "surgeon_kernels.h"
 #include "thread_pool.h"
 
@@ -53,6 +55,21 @@ void parallel_rows(int threads, int64_t rows, const Fn& fn) {
   ThreadPool::run(threads, tasks, [&](int64_t t) { fn(t * per, std::min(rows, (t + 1) * per)); });
 }
 
+// Output tiles: rows [i0, i1) x columns [j0, j1) of output plane p (one (n, d) pair).  The
+// fast samplers walk a tile row by row; a tile's input footprint stays in L1/L2 even when
+// theta rotates, where whole output rows would sweep the image through the cache.
+int64_t g_tile_rows = 16, g_tile_cols = 128;
+
+template <typename Fn>  // fn(p, i0, i1, j0, j1)
+void parallel_tiles(int threads, int64_t planes, int64_t Ho, int64_t Wo, const Fn& fn) {
+  const int64_t th = g_tile_rows, tw = std::min<int64_t>(g_tile_cols, kChunk);
+  const int64_t nti = (Ho + th - 1) / th, ntj = (Wo + tw - 1) / tw;
+  ThreadPool::run(threads, planes * nti * ntj, [&](int64_t t) {
+    const int64_t p = t / (nti * ntj), ti = (t / ntj) % nti, tj = t % ntj;
+    fn(p, ti * th, std::min(Ho, (ti + 1) * th), tj * tw, std::min(Wo, (tj + 1) * tw));
+  });
+}
+
 std::vector<float> base_table(int64_t n, int align_corners) {
   std::vector<float> b((size_t)n);
   for (int64_t i = 0; i < n; ++i) b[(size_t)i] = base_coord(i, n, align_corners);
@@ -86,38 +103,42 @@ void sample_2d_all(const T* x, const T* coords, T* y, int64_t N, int64_t C, cons
                    const int64_t* out, int64_t coord_batch, int ac, int threads) {
   const int64_t H = in[0], W = in[1], Ho = out[0], Wo = out[1];
   const Image im{C, 1, H, W, ac};
-  const bool fast = g_fast_paths.load() != 0;
+  if (g_fast_paths.load() == 0) {
+    const Dims d = make_dims(2, N, C, in, out, coord_batch, ac);
+    parallel_rows(threads, N * Ho, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r)
+        for (int64_t j = 0; j < Wo; ++j) sample_location_2d<MODE, PAD, kFromTheta>(x, coords, y, d, r, j);
+    });
+    return;
+  }
   std::vector<float> bx, by, th;
   if (kFromTheta) {
     bx = base_table(Wo, ac);
     by = base_table(Ho, ac);
     th = to_floats(coords, coord_batch * 6);
   }
-  parallel_rows(threads, N * Ho, [&](int64_t r0, int64_t r1) {
+  parallel_tiles(threads, N, Ho, Wo, [&](int64_t n, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
     alignas(32) float gx[kChunk], gy[kChunk];
-    for (int64_t r = r0; r < r1; ++r) {
-      const int64_t n = r / Ho, i = r % Ho, cn = coord_batch == 1 ? 0 : n;
-      const T* xn = x + n * C * H * W;
-      T* yr = y + n * C * Ho * Wo + i * Wo;
-      for (int64_t j0 = 0; j0 < Wo; j0 += kChunk) {
-        const int len = (int)std::min<int64_t>(kChunk, Wo - j0);
-        if (kFromTheta) {
-          const float* t = th.data() + cn * 6;
-          const float ry0 = by[(size_t)i] * t[1], ry1 = by[(size_t)i] * t[4];
-          for (int j = 0; j < len; ++j) {  // affine_row2, with the row's products hoisted
-            const float b = bx[(size_t)(j0 + j)];
-            gx[j] = (b * t[0] + ry0) + t[2];
-            gy[j] = (b * t[3] + ry1) + t[5];
-          }
-        } else {
-          const T* g = coords + ((cn * Ho + i) * Wo + j0) * 2;
-          for (int j = 0; j < len; ++j) {
-            gx[j] = to_float(g[2 * j]);
-            gy[j] = to_float(g[2 * j + 1]);
-          }
+    const int64_t cn = coord_batch == 1 ? 0 : n;
+    const int len = (int)(j1 - j0);
+    const T* xn = x + n * C * H * W;
+    for (int64_t i = i0; i < i1; ++i) {
+      if (kFromTheta) {
+        const float* t = th.data() + cn * 6;
+        const float ry0 = by[(size_t)i] * t[1], ry1 = by[(size_t)i] * t[4];
+        for (int j = 0; j < len; ++j) {  // affine_row2, with the row's products hoisted
+          const float b = bx[(size_t)(j0 + j)];
+          gx[j] = (b * t[0] + ry0) + t[2];
+          gy[j] = (b * t[3] + ry1) + t[5];
         }
-        sample_segment_2d<MODE, PAD>(xn, im, gx, gy, len, yr + j0, Ho * Wo, fast);
+      } else {
+        const T* g = coords + ((cn * Ho + i) * Wo + j0) * 2;
+        for (int j = 0; j < len; ++j) {
+          gx[j] = to_float(g[2 * j]);
+          gy[j] = to_float(g[2 * j + 1]);
+        }
       }
+      sample_segment_2d<MODE, PAD>(xn, im, gx, gy, len, y + (n * C * Ho + i) * Wo + j0, Ho * Wo);
     }
   });
 }
@@ -127,7 +148,14 @@ void sample_3d_all(const T* x, const T* coords, T* y, int64_t N, int64_t C, cons
                    const int64_t* out, int64_t coord_batch, int ac, int threads) {
   const int64_t D = in[0], H = in[1], W = in[2], Do = out[0], Ho = out[1], Wo = out[2];
   const Image im{C, D, H, W, ac};
-  const bool fast = g_fast_paths.load() != 0;
+  if (g_fast_paths.load() == 0) {
+    const Dims d = make_dims(3, N, C, in, out, coord_batch, ac);
+    parallel_rows(threads, N * Do * Ho, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r)
+        for (int64_t j = 0; j < Wo; ++j) sample_location_3d<MODE, PAD, kFromTheta>(x, coords, y, d, r, j);
+    });
+    return;
+  }
   std::vector<float> bx, by, bz, th;
   if (kFromTheta) {
     bx = base_table(Wo, ac);
@@ -136,36 +164,33 @@ void sample_3d_all(const T* x, const T* coords, T* y, int64_t N, int64_t C, cons
     th = to_floats(coords, coord_batch * 12);
   }
   const int64_t out_plane = Do * Ho * Wo;
-  parallel_rows(threads, N * Do * Ho, [&](int64_t r0, int64_t r1) {
+  parallel_tiles(threads, N * Do, Ho, Wo, [&](int64_t nd, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
     alignas(32) float gx[kChunk], gy[kChunk], gz[kChunk];
-    for (int64_t r = r0; r < r1; ++r) {
-      const int64_t n = r / (Do * Ho), dh = r % (Do * Ho), d = dh / Ho, i = dh % Ho;
-      const int64_t cn = coord_batch == 1 ? 0 : n;
-      const T* xn = x + n * C * D * H * W;
-      T* yr = y + n * C * out_plane + dh * Wo;
-      for (int64_t j0 = 0; j0 < Wo; j0 += kChunk) {
-        const int len = (int)std::min<int64_t>(kChunk, Wo - j0);
-        if (kFromTheta) {
-          const float* t = th.data() + cn * 12;
-          const float yv = by[(size_t)i], zv = bz[(size_t)d];
-          const float ry[3] = {yv * t[1], yv * t[5], yv * t[9]};
-          const float rz[3] = {zv * t[2], zv * t[6], zv * t[10]};
-          for (int j = 0; j < len; ++j) {  // affine_row3, with the row's products hoisted
-            const float b = bx[(size_t)(j0 + j)];
-            gx[j] = ((b * t[0] + ry[0]) + rz[0]) + t[3];
-            gy[j] = ((b * t[4] + ry[1]) + rz[1]) + t[7];
-            gz[j] = ((b * t[8] + ry[2]) + rz[2]) + t[11];
-          }
-        } else {
-          const T* g = coords + (((cn * Do + d) * Ho + i) * Wo + j0) * 3;
-          for (int j = 0; j < len; ++j) {
-            gx[j] = to_float(g[3 * j]);
-            gy[j] = to_float(g[3 * j + 1]);
-            gz[j] = to_float(g[3 * j + 2]);
-          }
+    const int64_t n = nd / Do, d = nd % Do, cn = coord_batch == 1 ? 0 : n;
+    const int len = (int)(j1 - j0);
+    const T* xn = x + n * C * D * H * W;
+    for (int64_t i = i0; i < i1; ++i) {
+      if (kFromTheta) {
+        const float* t = th.data() + cn * 12;
+        const float yv = by[(size_t)i], zv = bz[(size_t)d];
+        const float ry[3] = {yv * t[1], yv * t[5], yv * t[9]};
+        const float rz[3] = {zv * t[2], zv * t[6], zv * t[10]};
+        for (int j = 0; j < len; ++j) {  // affine_row3, with the row's products hoisted
+          const float b = bx[(size_t)(j0 + j)];
+          gx[j] = ((b * t[0] + ry[0]) + rz[0]) + t[3];
+          gy[j] = ((b * t[4] + ry[1]) + rz[1]) + t[7];
+          gz[j] = ((b * t[8] + ry[2]) + rz[2]) + t[11];
         }
-        sample_segment_3d<MODE, PAD>(xn, im, gx, gy, gz, len, yr + j0, out_plane, fast);
+      } else {
+        const T* g = coords + (((cn * Do + d) * Ho + i) * Wo + j0) * 3;
+        for (int j = 0; j < len; ++j) {
+          gx[j] = to_float(g[3 * j]);
+          gy[j] = to_float(g[3 * j + 1]);
+          gz[j] = to_float(g[3 * j + 2]);
+        }
       }
+      sample_segment_3d<MODE, PAD>(xn, im, gx, gy, gz, len, y + n * C * out_plane + (d * Ho + i) * Wo + j0,
+                                   out_plane);
     }
   });
 }
@@ -206,6 +231,14 @@ int affine_grid(int spatial_dims, const void* theta_v, void* grid_v, int64_t N, 
   const std::vector<float> bx = base_table(Wo, ac), by = base_table(Ho, ac), bz = base_table(Do, ac);
   const std::vector<float> th = to_floats(theta, N * k * (k + 1));
   const int threads = resolve_threads(num_threads, N * Do * Ho * Wo * k);
+  if (g_fast_paths.load() == 0) {
+    const Dims d = make_dims(spatial_dims, N, 1, nullptr, out, N, ac);
+    parallel_rows(threads, N * Do * Ho, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r)
+        for (int64_t j = 0; j < Wo; ++j) affine_grid_location(theta, grid, d, is3, r, j);
+    });
+    return SURGEON_OK;
+  }
   parallel_rows(threads, N * Do * Ho, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const int64_t n = r / (Do * Ho), dh = r % (Do * Ho), d = dh / Ho, i = dh % Ho;
@@ -237,6 +270,7 @@ int surgeon_kernels_abi_version(void) { return SURGEON_KERNELS_ABI_VERSION; }
 const char* surgeon_kernels_error_string(int code) { return sk::error_string(code); }
 
 void surgeon_cpu_set_fast_paths(int enabled) { sk::cpu::g_fast_paths.store(enabled ? 1 : 0); }
+SURGEON_API void surgeon_cpu_set_tile(int rows, int cols) { sk::cpu::g_tile_rows = rows; sk::cpu::g_tile_cols = cols; }
 
 int surgeon_cpu_default_threads(void) { return sk::cpu::default_threads(); }
 

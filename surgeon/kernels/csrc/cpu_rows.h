@@ -1,11 +1,13 @@
 // CPU samplers for one segment of an output row (up to kChunk consecutive output pixels).
 //
-// Fast paths (float32, AVX2+FMA): pass 1 computes each pixel's tap offsets, masks and
-// weights once, with the shared scalar math in loops the compiler vectorises; pass 2 applies
-// them to every channel with masked gathers.  They reproduce the per-pixel functions of
-// grid_sample_math.h bit for bit (same operations, same fma order; a masked-off tap adds
-// w*0), which the tests check by switching the fast paths off.  Everything else (float16, no
-// AVX2, images too large for int32 offsets) runs those per-pixel functions directly.
+// Fast paths (float32): pass 1 computes each pixel's weights and, when all its taps lie
+// inside the image, the offset of its first tap, in loops of the shared scalar math that the
+// compiler vectorises; pass 2 applies them to every channel with plain loads (on Zen 3 this
+// beat AVX2 gathers).  Pixels with a tap outside (the image's rim, or padding
+// at work) go through the per-pixel functions of grid_sample_math.h, the code the CUDA
+// kernels run.  Both give the same bits: same operations, same fma order; the tests check it
+// by switching the fast paths off.  float16 and images too large for int32 offsets use the
+// per-pixel functions throughout.
 #pragma once
 
 #include <stdint.h>
@@ -13,13 +15,6 @@
 #include <type_traits>
 
 #include "grid_sample_math.h"
-
-#if defined(__AVX2__) && defined(__FMA__)
-#include <immintrin.h>
-#define SK_HAVE_AVX2 1
-#else
-#define SK_HAVE_AVX2 0
-#endif
 
 namespace sk {
 namespace cpu {
@@ -32,42 +27,66 @@ struct Image {
   int align_corners;
 };
 
-// The SIMD paths address taps with int32 offsets of coordinates clamped to [-2, size].
-inline bool fits_int32(const Image& im) {
-  return (im.D + 4) * (im.H + 4) * (im.W + 4) < (int64_t(1) << 31);
-}
+// The fast paths address taps with int32 offsets.
+inline bool fits_int32(const Image& im) { return im.D * im.H * im.W < (int64_t(1) << 31); }
 
-inline int32_t clamp_tap(int32_t i, int32_t size) { return i < -2 ? -2 : (i > size ? size : i); }
+// Clamped so the offset arithmetic cannot overflow: the compiler then evaluates it for
+// every lane of a vectorised loop and selects afterwards.  Only in-range taps are used.
+inline int32_t clamp_tap(int32_t i, int32_t size) { return i < 0 ? 0 : (i >= size ? size - 1 : i); }
 
-#if SK_HAVE_AVX2
-inline __m256 gather(const float* base, __m256i idx, __m256i mask) {
-  return _mm256_mask_i32gather_ps(_mm256_setzero_ps(), base, idx, _mm256_castsi256_ps(mask), 4);
-}
-inline __m256 load(const float* p) { return _mm256_load_ps(p); }
-inline __m256i load(const int32_t* p) { return _mm256_load_si256((const __m256i*)p); }
+// Pass 2 of the fast paths.  Pixels with off[j] < 0 go to rim(j) (the per-pixel math, all
+// channels); the others get apply(p, j) for each channel, p pointing at the pixel's first tap
+// in that channel's plane.  Channels are taken in blocks, inner to the pixel loop: a pixel's
+// weights are loaded once per block, and only one block's planes are live at a time (64
+// planes per pixel thrashed the TLB and L1).
+constexpr int64_t kChannelBlock = 8;
 
-// Stores the first n (1..8) lanes.
-inline void store_lanes(float* y, __m256 v, int n) {
-  if (n >= 8) {
-    _mm256_storeu_ps(y, v);
-  } else {
-    const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    _mm256_maskstore_ps(y, _mm256_cmpgt_epi32(_mm256_set1_epi32(n), lanes), v);
+// One block of CB channels (CB > 0: known at compile time, so the channel loop unrolls).
+template <int CB, typename Apply>
+inline void apply_block(const float* x, int64_t cb, int64_t plane, const int32_t* off, int len, float* y,
+                        int64_t ystride, const Apply& apply) {
+  const int n = CB > 0 ? CB : (int)cb;
+  const float* xc[kChannelBlock];  // per-channel bases, hoisted out of the pixel loop
+  float* yc[kChannelBlock];
+  for (int c = 0; c < n; ++c) {
+    xc[c] = x + c * plane;
+    yc[c] = y + c * ystride;
+  }
+  for (int j = 0; j < len; ++j) {
+    const int32_t o = off[j];
+    if (o < 0) continue;
+    for (int c = 0; c < n; ++c) yc[c][j] = apply(xc[c] + o, j);
   }
 }
 
-// Lanes past the segment's end: masks 0 so that the vector loops may run whole vectors.
-inline void clear_tail(int32_t* m, int from, int to) {
-  for (int j = from; j < to; ++j) m[j] = 0;
+template <typename Apply, typename Rim>
+inline void apply_channels(const float* x, int64_t C, int64_t plane, const int32_t* off, int len, float* y,
+                           int64_t ystride, const Apply& apply, const Rim& rim) {
+  for (int j = 0; j < len; ++j)
+    if (off[j] < 0) rim(j);
+  for (int64_t c0 = 0; c0 < C; c0 += kChannelBlock) {
+    const int64_t cb = C - c0 < kChannelBlock ? C - c0 : kChannelBlock;
+    const float* xb = x + c0 * plane;
+    float* yb = y + c0 * ystride;
+    switch (cb) {  // the common channel counts, unrolled
+      case 1: apply_block<1>(xb, cb, plane, off, len, yb, ystride, apply); break;
+      case 3: apply_block<3>(xb, cb, plane, off, len, yb, ystride, apply); break;
+      case 4: apply_block<4>(xb, cb, plane, off, len, yb, ystride, apply); break;
+      case kChannelBlock: apply_block<kChannelBlock>(xb, cb, plane, off, len, yb, ystride, apply); break;
+      default: apply_block<0>(xb, cb, plane, off, len, yb, ystride, apply);
+    }
+  }
 }
-inline int round8(int n) { return (n + 7) & ~7; }
+
+// 0 <= i < n (n >= 0) in one unsigned compare: with the two-sided form GCC 12 gave up
+// vectorising the bilinear pass.
+inline bool within(int32_t i, int32_t n) { return (uint32_t)i < (uint32_t)n; }
 
 template <int PAD>
 void bilinear_fast_2d(const float* x, const Image& im, const float* gx, const float* gy, int len,
                       float* y, int64_t ystride) {
   alignas(32) float w[4][kChunk];
-  alignas(32) int32_t m[4][kChunk];
-  alignas(32) int32_t off[kChunk];
+  alignas(32) int32_t off[kChunk];  // first tap's offset; -1: a tap lies outside
   const int32_t H = (int32_t)im.H, W = (int32_t)im.W;
   const int ac = im.align_corners;
   for (int j = 0; j < len; ++j) {
@@ -79,64 +98,49 @@ void bilinear_fast_2d(const float* x, const Image& im, const float* gx, const fl
     w[2][j] = wx0 * wy1;
     w[3][j] = wx1 * wy1;
     const int32_t x0 = (int32_t)fx, y0 = (int32_t)fy;
-    const int32_t vx0 = -(int32_t)((x0 >= 0) & (x0 < W)), vx1 = -(int32_t)((x0 >= -1) & (x0 < W - 1));
-    const int32_t vy0 = -(int32_t)((y0 >= 0) & (y0 < H)), vy1 = -(int32_t)((y0 >= -1) & (y0 < H - 1));
-    m[0][j] = vy0 & vx0;
-    m[1][j] = vy0 & vx1;
-    m[2][j] = vy1 & vx0;
-    m[3][j] = vy1 & vx1;
-    off[j] = clamp_tap(y0, H) * W + clamp_tap(x0, W);
+    const bool inside = within(x0, W - 1) & within(y0, H - 1);
+    off[j] = inside ? clamp_tap(y0, H) * W + clamp_tap(x0, W) : -1;
   }
-  const int n8 = round8(len);
-  for (int k = 0; k < 4; ++k) clear_tail(m[k], len, n8);
-  clear_tail(off, len, n8);
-  const int64_t plane = im.H * im.W;
-  for (int64_t c = 0; c < im.C; ++c) {
-    const float* p = x + c * plane;
-    float* out = y + c * ystride;
-    for (int j = 0; j < len; j += 8) {
-      const __m256i o = load(off + j);
-      __m256 acc = _mm256_setzero_ps();
-      acc = _mm256_fmadd_ps(load(w[0] + j), gather(p, o, load(m[0] + j)), acc);
-      acc = _mm256_fmadd_ps(load(w[1] + j), gather(p + 1, o, load(m[1] + j)), acc);
-      acc = _mm256_fmadd_ps(load(w[2] + j), gather(p + W, o, load(m[2] + j)), acc);
-      acc = _mm256_fmadd_ps(load(w[3] + j), gather(p + W + 1, o, load(m[3] + j)), acc);
-      store_lanes(out + j, acc, len - j);
-    }
-  }
+  apply_channels(
+      x, im.C, im.H * im.W, off, len, y, ystride,
+      [&](const float* p, int j) {
+        float acc = fmaf(w[0][j], p[0], 0.0f);
+        acc = fmaf(w[1][j], p[1], acc);
+        acc = fmaf(w[2][j], p[W], acc);
+        return fmaf(w[3][j], p[W + 1], acc);
+      },
+      [&](int j) { bilinear_2d<PAD>(x, im.C, im.H, im.W, gx[j], gy[j], ac, y + j, ystride); });
 }
 
 template <int PAD>
 void nearest_fast_2d(const float* x, const Image& im, const float* gx, const float* gy, int len,
                      float* y, int64_t ystride) {
-  alignas(32) int32_t m[kChunk], off[kChunk];
+  alignas(32) int32_t off[kChunk];  // -1: outside, the output is 0
   const int32_t H = (int32_t)im.H, W = (int32_t)im.W;
   const int ac = im.align_corners;
   for (int j = 0; j < len; ++j) {
     const int32_t ix = (int32_t)nearbyintf(source_coord<PAD>(gx[j], im.W, ac));
     const int32_t iy = (int32_t)nearbyintf(source_coord<PAD>(gy[j], im.H, ac));
-    m[j] = -(int32_t)((ix >= 0) & (ix < W) & (iy >= 0) & (iy < H));
-    off[j] = clamp_tap(iy, H) * W + clamp_tap(ix, W);
+    const bool inside = within(ix, W) & within(iy, H);
+    off[j] = inside ? clamp_tap(iy, H) * W + clamp_tap(ix, W) : -1;
   }
-  const int n8 = round8(len);
-  clear_tail(m, len, n8);
-  clear_tail(off, len, n8);
-  const int64_t plane = im.H * im.W;
-  for (int64_t c = 0; c < im.C; ++c) {
-    const float* p = x + c * plane;
-    float* out = y + c * ystride;
-    for (int j = 0; j < len; j += 8) store_lanes(out + j, gather(p, load(off + j), load(m + j)), len - j);
-  }
+  apply_channels(
+      x, im.C, im.H * im.W, off, len, y, ystride, [](const float* p, int) { return *p; },
+      [&](int j) {
+        for (int64_t c = 0; c < im.C; ++c) y[c * ystride + j] = 0.0f;
+      });
 }
 
 template <int PAD>
 void bicubic_fast_2d(const float* x, const Image& im, const float* gx, const float* gy, int len,
                      float* y, int64_t ystride) {
   alignas(32) float wx[4][kChunk], wy[4][kChunk];
-  alignas(32) int32_t xi[4][kChunk], yo[4][kChunk];  // column index, row offset; -1: outside
+  alignas(32) int32_t off[kChunk];  // top-left tap of the 4x4 window; -1: a tap lies outside
+  const int32_t H = (int32_t)im.H, W = (int32_t)im.W;
+  const int32_t W3 = W > 3 ? W - 3 : 0, H3 = H > 3 ? H - 3 : 0;  // window starts that fit
   const int ac = im.align_corners;
-  const int32_t W = (int32_t)im.W;
   for (int j = 0; j < len; ++j) {
+    // Inside the image padding leaves every tap where it is, so only the rim needs it.
     const float cx = unnormalize(gx[j], im.W, ac), cy = unnormalize(gy[j], im.H, ac);
     const float fx = floorf(cx), fy = floorf(cy);
     float a[4], b[4];
@@ -145,44 +149,31 @@ void bicubic_fast_2d(const float* x, const Image& im, const float* gx, const flo
     for (int k = 0; k < 4; ++k) {
       wx[k][j] = a[k];
       wy[k][j] = b[k];
-      xi[k][j] = (int32_t)cubic_tap<PAD>(fx - 1.0f + (float)k, im.W, ac);
-      const int32_t r = (int32_t)cubic_tap<PAD>(fy - 1.0f + (float)k, im.H, ac);
-      yo[k][j] = r < 0 ? -1 : r * W;
     }
+    const float sx = safe_coord(fx), sy = safe_coord(fy);
+    const int32_t x0 = (int32_t)sx, y0 = (int32_t)sy;
+    const bool inside = within(x0 - 1, W3) & within(y0 - 1, H3);  // the 4x4 window
+    off[j] = inside ? clamp_tap(y0 - 1, H) * W + clamp_tap(x0 - 1, W) : -1;
   }
-  const int n8 = round8(len);
-  for (int k = 0; k < 4; ++k) {
-    for (int j = len; j < n8; ++j) xi[k][j] = yo[k][j] = -1;
-  }
-  const int64_t plane = im.H * im.W;
-  const __m256i none = _mm256_set1_epi32(-1);
-  for (int64_t c = 0; c < im.C; ++c) {
-    const float* p = x + c * plane;
-    float* out = y + c * ystride;
-    for (int j = 0; j < len; j += 8) {
-      __m256 acc = _mm256_setzero_ps();
-      for (int r = 0; r < 4; ++r) {
-        const __m256i ro = load(yo[r] + j);
-        const __m256i rv = _mm256_cmpgt_epi32(ro, none);
-        __m256 row = _mm256_setzero_ps();
-        for (int k = 0; k < 4; ++k) {
-          const __m256i ci = load(xi[k] + j);
-          const __m256i mask = _mm256_and_si256(rv, _mm256_cmpgt_epi32(ci, none));
-          row = _mm256_fmadd_ps(load(wx[k] + j), gather(p, _mm256_add_epi32(ro, ci), mask), row);
+  apply_channels(
+      x, im.C, im.H * im.W, off, len, y, ystride,
+      [&](const float* p, int j) {
+        float acc = 0.0f;
+        for (int r = 0; r < 4; ++r, p += W) {
+          float row = 0.0f;
+          for (int k = 0; k < 4; ++k) row = fmaf(wx[k][j], p[k], row);
+          acc = fmaf(wy[r][j], row, acc);
         }
-        acc = _mm256_fmadd_ps(load(wy[r] + j), row, acc);
-      }
-      store_lanes(out + j, acc, len - j);
-    }
-  }
+        return acc;
+      },
+      [&](int j) { bicubic_2d<PAD>(x, im.C, im.H, im.W, gx[j], gy[j], ac, y + j, ystride); });
 }
 
 template <int PAD>
 void trilinear_fast_3d(const float* x, const Image& im, const float* gx, const float* gy,
                        const float* gz, int len, float* y, int64_t ystride) {
   alignas(32) float w[8][kChunk];
-  alignas(32) int32_t m[8][kChunk];
-  alignas(32) int32_t off[kChunk];
+  alignas(32) int32_t off[kChunk];  // first tap's offset; -1: a tap lies outside
   const int32_t D = (int32_t)im.D, H = (int32_t)im.H, W = (int32_t)im.W;
   const int ac = im.align_corners;
   for (int j = 0; j < len; ++j) {
@@ -191,95 +182,70 @@ void trilinear_fast_3d(const float* x, const Image& im, const float* gx, const f
     const float fx = floorf(cx), fy = floorf(cy), fz = floorf(cz);
     const float wx[2] = {(fx + 1.0f) - cx, cx - fx}, wy[2] = {(fy + 1.0f) - cy, cy - fy};
     const float wz[2] = {(fz + 1.0f) - cz, cz - fz};
+    for (int k = 0; k < 8; ++k) w[k][j] = (wx[k & 1] * wy[(k >> 1) & 1]) * wz[k >> 2];
     const int32_t x0 = (int32_t)fx, y0 = (int32_t)fy, z0 = (int32_t)fz;
-    const int32_t vx[2] = {-(int32_t)((x0 >= 0) & (x0 < W)), -(int32_t)((x0 >= -1) & (x0 < W - 1))};
-    const int32_t vy[2] = {-(int32_t)((y0 >= 0) & (y0 < H)), -(int32_t)((y0 >= -1) & (y0 < H - 1))};
-    const int32_t vz[2] = {-(int32_t)((z0 >= 0) & (z0 < D)), -(int32_t)((z0 >= -1) & (z0 < D - 1))};
-    for (int k = 0; k < 8; ++k) {
-      const int dz = k >> 2, dy = (k >> 1) & 1, dx = k & 1;
-      w[k][j] = (wx[dx] * wy[dy]) * wz[dz];
-      m[k][j] = vz[dz] & vy[dy] & vx[dx];
-    }
-    off[j] = (clamp_tap(z0, D) * H + clamp_tap(y0, H)) * W + clamp_tap(x0, W);
+    const bool inside = within(x0, W - 1) & within(y0, H - 1) & within(z0, D - 1);
+    off[j] = inside ? (clamp_tap(z0, D) * H + clamp_tap(y0, H)) * W + clamp_tap(x0, W) : -1;
   }
-  const int n8 = round8(len);
-  for (int k = 0; k < 8; ++k) clear_tail(m[k], len, n8);
-  clear_tail(off, len, n8);
-  const int64_t plane = im.D * im.H * im.W;
-  for (int64_t c = 0; c < im.C; ++c) {
-    const float* p = x + c * plane;
-    float* out = y + c * ystride;
-    for (int j = 0; j < len; j += 8) {
-      const __m256i o = load(off + j);
-      __m256 acc = _mm256_setzero_ps();
-      for (int k = 0; k < 8; ++k) {
-        const int dz = k >> 2, dy = (k >> 1) & 1, dx = k & 1;
-        const float* tap = p + ((int64_t)dz * H + dy) * W + dx;
-        acc = _mm256_fmadd_ps(load(w[k] + j), gather(tap, o, load(m[k] + j)), acc);
-      }
-      store_lanes(out + j, acc, len - j);
-    }
-  }
+  const int64_t HW = im.H * im.W;
+  const int64_t tap[8] = {0, 1, W, W + 1, HW, HW + 1, HW + W, HW + W + 1};
+  apply_channels(
+      x, im.C, im.D * HW, off, len, y, ystride,
+      [&](const float* p, int j) {
+        float acc = 0.0f;
+        for (int k = 0; k < 8; ++k) acc = fmaf(w[k][j], p[tap[k]], acc);
+        return acc;
+      },
+      [&](int j) { trilinear_3d<PAD>(x, im.C, im.D, im.H, im.W, gx[j], gy[j], gz[j], ac, y + j, ystride); });
 }
 
 template <int PAD>
 void nearest_fast_3d(const float* x, const Image& im, const float* gx, const float* gy,
                      const float* gz, int len, float* y, int64_t ystride) {
-  alignas(32) int32_t m[kChunk], off[kChunk];
+  alignas(32) int32_t off[kChunk];  // -1: outside, the output is 0
   const int32_t D = (int32_t)im.D, H = (int32_t)im.H, W = (int32_t)im.W;
   const int ac = im.align_corners;
   for (int j = 0; j < len; ++j) {
     const int32_t ix = (int32_t)nearbyintf(source_coord<PAD>(gx[j], im.W, ac));
     const int32_t iy = (int32_t)nearbyintf(source_coord<PAD>(gy[j], im.H, ac));
     const int32_t iz = (int32_t)nearbyintf(source_coord<PAD>(gz[j], im.D, ac));
-    m[j] = -(int32_t)((ix >= 0) & (ix < W) & (iy >= 0) & (iy < H) & (iz >= 0) & (iz < D));
-    off[j] = (clamp_tap(iz, D) * H + clamp_tap(iy, H)) * W + clamp_tap(ix, W);
+    const bool inside = within(ix, W) & within(iy, H) & within(iz, D);
+    off[j] = inside ? (clamp_tap(iz, D) * H + clamp_tap(iy, H)) * W + clamp_tap(ix, W) : -1;
   }
-  const int n8 = round8(len);
-  clear_tail(m, len, n8);
-  clear_tail(off, len, n8);
-  const int64_t plane = im.D * im.H * im.W;
-  for (int64_t c = 0; c < im.C; ++c) {
-    const float* p = x + c * plane;
-    float* out = y + c * ystride;
-    for (int j = 0; j < len; j += 8) store_lanes(out + j, gather(p, load(off + j), load(m + j)), len - j);
-  }
+  apply_channels(
+      x, im.C, im.D * im.H * im.W, off, len, y, ystride, [](const float* p, int) { return *p; },
+      [&](int j) {
+        for (int64_t c = 0; c < im.C; ++c) y[c * ystride + j] = 0.0f;
+      });
 }
-#endif  // SK_HAVE_AVX2
 
 // One segment: gx/gy(/gz) hold its normalised grid coordinates; y points at its first output
 // pixel in channel 0, ystride elements between channels.
 template <int MODE, int PAD, typename T>
 void sample_segment_2d(const T* x, const Image& im, const float* gx, const float* gy, int len, T* y,
-                       int64_t ystride, bool fast) {
-#if SK_HAVE_AVX2
+                       int64_t ystride) {
   if constexpr (std::is_same<T, float>::value) {
-    if (fast && fits_int32(im)) {
+    if (fits_int32(im)) {
       if (MODE == kBilinear) bilinear_fast_2d<PAD>(x, im, gx, gy, len, y, ystride);
       else if (MODE == kNearest) nearest_fast_2d<PAD>(x, im, gx, gy, len, y, ystride);
       else bicubic_fast_2d<PAD>(x, im, gx, gy, len, y, ystride);
       return;
     }
   }
-#endif
-  (void)fast;
   for (int j = 0; j < len; ++j)
     sample_2d<MODE, PAD>(x, im.C, im.H, im.W, gx[j], gy[j], im.align_corners, y + j, ystride);
 }
 
 template <int MODE, int PAD, typename T>
 void sample_segment_3d(const T* x, const Image& im, const float* gx, const float* gy, const float* gz,
-                       int len, T* y, int64_t ystride, bool fast) {
-#if SK_HAVE_AVX2
+                       int len, T* y, int64_t ystride) {
   if constexpr (std::is_same<T, float>::value) {
-    if (fast && fits_int32(im)) {
+    if (fits_int32(im)) {
       if (MODE == kNearest) nearest_fast_3d<PAD>(x, im, gx, gy, gz, len, y, ystride);
       else trilinear_fast_3d<PAD>(x, im, gx, gy, gz, len, y, ystride);
       return;
     }
   }
-#endif
-  (void)fast;
   for (int j = 0; j < len; ++j)
     sample_3d<MODE, PAD>(x, im.C, im.D, im.H, im.W, gx[j], gy[j], gz[j], im.align_corners, y + j,
                          ystride);

@@ -17,7 +17,8 @@
 #include <cuda_fp16.h>
 #define SK_HD __host__ __device__ __forceinline__
 #else
-#define SK_HD inline
+// Forced inlining: the CPU loops that call these only vectorise once they are inlined.
+#define SK_HD inline __attribute__((always_inline))
 #if defined(__F16C__)
 #include <immintrin.h>
 #endif
@@ -122,9 +123,11 @@ SK_HD float affine_row3(const float* t, float bx, float by, float bz) {
 
 // ---------------------------------------------------------------- coordinates
 // [-1, 1] -> pixel index space: corner centres (align_corners) or corner edges.
+// Both forms are computed and one selected: branch-free, so the CPU loops vectorise.
 SK_HD float unnormalize(float g, int64_t size, int align_corners) {
-  if (align_corners) return ((g + 1.0f) / 2.0f) * (float)(size - 1);
-  return ((g + 1.0f) * (float)size - 1.0f) / 2.0f;
+  const float corners = ((g + 1.0f) / 2.0f) * (float)(size - 1);
+  const float edges = ((g + 1.0f) * (float)size - 1.0f) / 2.0f;
+  return align_corners ? corners : edges;
 }
 
 // Written with comparisons so the CPU loops vectorise; NaN clips to 0 (as fmaxf would).
@@ -188,7 +191,7 @@ SK_HD Linear1 linear_taps(float c) {
 SK_HD float cubic_near(float x, float A) { return ((A + 2.0f) * x - (A + 3.0f)) * x * x + 1.0f; }
 SK_HD float cubic_far(float x, float A) { return ((A * x - 5.0f * A) * x + 8.0f * A) * x - 4.0f * A; }
 SK_HD void cubic_weights(float t, float w[4]) {
-  const float A = -0.75f;
+  const float A = -0.5f;
   w[0] = cubic_far(t + 1.0f, A);
   w[1] = cubic_near(t, A);
   w[2] = cubic_near(1.0f - t, A);

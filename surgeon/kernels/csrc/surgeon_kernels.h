@@ -74,8 +74,8 @@ SURGEON_API int surgeon_grid_sample_cpu(int dtype, int spatial_dims, const void*
                             int64_t grid_batch, int mode, int padding_mode, int align_corners,
                             int num_threads);
 
-/* Testing hook, not for plugins: 0 turns the CPU SIMD paths off so that every pixel takes
- * the shared per-pixel math (the code the CUDA kernels run).  Process-wide. */
+/* Testing hook, not for plugins: 0 turns the CPU fast paths off, so that every output
+ * location runs locations.h, the code of one CUDA thread.  Process-wide. */
 SURGEON_API void surgeon_cpu_set_fast_paths(int enabled);
 SURGEON_API int surgeon_cpu_default_threads(void);
 
