@@ -172,6 +172,7 @@ def skeleton_model(proto: ModelProto, keep_small: int = 0) -> ModelProto:
             tensor_type = vi.type.tensor_type
             tensor_type.elem_type = init.data_type
             shape = tensor_type.shape
+            shape.SetInParent()  # a scalar has no dims, but its shape must still be present
             for d in init.dims:
                 shape.dim.add().dim_value = d
     return skeleton

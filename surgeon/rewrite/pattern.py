@@ -93,6 +93,16 @@ class Pattern:
         raise NotImplementedError(f"pattern {self.name!r} does not implement rewrite()")
 
     def accepts(self, node: Node) -> bool:
+        """Whether ``node`` may end a match (asked for every node: kept to one set lookup)."""
+        anchors = self.__dict__.get("_anchors")
+        if anchors is None:
+            anchors = self.__dict__["_anchors"] = self._anchor_set()
+        if anchors is True:
+            return True
+        domain = "" if node.domain == "ai.onnx" else node.domain
+        return (domain, node.op_type) in anchors
+
+    def _anchor_set(self):
         specs = self.anchor_ops
         if specs is None and self.template is not None:
             from .template import trace  # a template's last op is its anchor
@@ -104,8 +114,8 @@ class Pattern:
             specs = (f"{last.domain}::{last.op_type}" if last.domain else last.op_type,)
         if specs is None:
             return True
+        anchors = set()
         for spec in specs:
             domain, _, op = spec.rpartition("::")
-            if node.is_op(op, domain):
-                return True
-        return False
+            anchors.add(("" if domain == "ai.onnx" else domain, op))
+        return anchors

@@ -83,3 +83,10 @@ def test_shapes_downstream_of_a_rewrite_are_repaired():
     assert vi["o"] == ["N", 3, 8]
     assert vi["r"] == ["N", 3, 8]
     assert _dims(result.model.graph.output[0]) == ["N", 3, 8]
+
+
+def test_scalar_initializers_load_and_fold():
+    m = model([helper.make_node("Mul", ["x", "two"], ["y"])], [value("x", ("N", 3))], [value("y", ("N", 3))],
+              initializers=[helper.make_tensor("two", TensorProto.FLOAT, [], [2.0])])
+    result = surgeon.fuse(m, patterns=[FoldedSize()])
+    assert result.report.rewrites == []

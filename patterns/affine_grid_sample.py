@@ -1,0 +1,102 @@
+"""The affine-grid-sample pattern: every grid sampler whose grid is an affine grid of one theta,
+in whatever spelling, becomes ``custom.ops::FusedGridSample`` (or ``custom.ops::AffineGrid`` when
+the grid is needed by itself).
+
+Options read: ``target`` — ``fused-grid-sample`` (default) or ``affine-grid`` (write
+``custom.ops::AffineGrid`` and keep a standard sampler).
+"""
+
+from __future__ import annotations
+
+from surgeon import Match, MatchContext, Node, Pattern, RewriteContext, refuse
+
+from .grid_ops import CUSTOM_DOMAIN, read_known_grid
+from .kernels import KERNELS
+from .planning import AFFINE, FUSED, TARGETS, make_plan
+from .recognise import Recogniser
+from .samplers import ANCHOR_OPS, Sampler, read_sampler
+from .writer import Plan, Writer
+
+
+class AffineGridSample(Pattern):
+    name = "affine-grid-sample"
+    description = ("affine_grid -> grid_sample in any spelling (native pair, dynamo decomposition, seed op, "
+                   "ATen, library code), recognised by what the grid computes")
+    anchor_ops = ANCHOR_OPS
+    domains = {CUSTOM_DOMAIN: 1}
+    kernels = KERNELS
+
+    def __init__(self):
+        self._recognise = Recogniser(self.name)  # keeps probe verdicts by region structure
+
+    # -- match ---------------------------------------------------------------------------------
+
+    def match(self, ctx: MatchContext, node: Node):
+        target = ctx.options.get("target") or FUSED
+        if target not in TARGETS:
+            return refuse(f"unknown target {target!r} (known: {', '.join(TARGETS)})")
+        sampler = read_sampler(ctx, node)
+        if sampler is None:
+            return None
+        if isinstance(sampler, str):
+            return refuse(sampler)
+        readers = _other_readers(ctx, sampler)
+        producer = ctx.producer(sampler.grid)
+        written = producer is not None and read_known_grid(ctx, producer, self.name)
+        if written and written.ours and (target == AFFINE or readers):
+            return None  # already the form this pattern writes
+        found = self._recognise(ctx, sampler)
+        if isinstance(found, str):
+            return refuse(found)
+        plan = make_plan(ctx, sampler, found, target, readers)
+        if isinstance(plan, str):
+            return refuse(plan)
+        region = list(found.trace.nodes)
+        if plan.size_value is not None:  # the size tensor is read by the rewrite: its nodes stay
+            kept = _computing(ctx, plan.size_value, region)
+            region = [n for n in region if id(n) not in kept]
+        outputs = [sampler.grid]
+        if plan.form == "fused" or plan.rewrite_sampler:
+            region += [sampler.node] + [p for p in map(ctx.producer, sampler.constant_inputs)
+                                        if p is not None and p.is_op("Constant")]
+            outputs = [o for o in sampler.node.outputs if o] if plan.form == "fused" else outputs + [plan.output]
+        nodes = ctx.exclusive(region, outputs)
+        return Match(anchor=node, nodes=nodes, outputs=outputs, values={"plan": plan}, warnings=plan.warnings)
+
+    # -- rewrite -------------------------------------------------------------------------------
+
+    def rewrite(self, ctx: RewriteContext, match: Match) -> None:
+        plan: Plan = match.values["plan"]
+        writer = Writer(ctx, plan)
+        if plan.form == "fused":
+            writer.fused()
+        else:
+            writer.grid()
+
+
+def _other_readers(ctx: MatchContext, sampler: Sampler) -> list[str]:
+    """Who else needs the grid itself (other grid samplers do not: each fuses on its own)."""
+    others = []
+    if ctx.is_graph_output(sampler.grid):
+        others.append(f"graph output {sampler.grid!r}")
+    for reader in ctx.consumers(sampler.grid):
+        if reader is sampler.node or reader.proto is sampler.node.proto:
+            continue
+        other = read_sampler(ctx, reader)
+        if isinstance(other, Sampler) and other.grid == sampler.grid and other.x != sampler.grid:
+            continue
+        others.append(reader.label)
+    return others
+
+
+def _computing(ctx: MatchContext, value: str, region: list[Node]) -> set[int]:
+    """Ids of the region's nodes that ``value`` depends on."""
+    members = {id(n) for n in region}
+    found: set[int] = set()
+    stack = [value]
+    while stack:
+        node = ctx.producer(stack.pop())
+        if node is not None and id(node) in members and id(node) not in found:
+            found.add(id(node))
+            stack.extend(node.inputs)
+    return found

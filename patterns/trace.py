@@ -1,0 +1,198 @@
+"""Walk a sampler's grid back to the cut where run-time data enters.
+
+The walk stops at constants, at theta-shaped run-time values (the candidates), at the outputs of
+known grid ops (whose theta input is then the candidate) and at ``Shape``/``Size`` of run-time
+tensors (fed with concrete dims when probing). A grid qualifies when exactly one candidate is
+left and no other run-time value is read: everything else is constant or comes from shapes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from onnx import TensorProto
+
+from surgeon import MatchContext, Node
+
+from .grid_ops import KnownGrid, read_known_grid
+
+# Trailing dims of a theta-shaped value -> (spatial rank k, homogeneous?). Rank-3 matrices, or
+# rank-2 rows of their coefficients ([N, 6] is theta flattened, as fc layers emit it).
+THETA_FORMS = {(2, 3): (2, False), (3, 4): (3, False), (3, 3): (2, True), (4, 4): (3, True)}
+FLAT_FORMS = {(6,): (2, 3), (12,): (3, 4), (9,): (3, 3), (16,): (4, 4)}
+_FLOATS = {TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.DOUBLE, TensorProto.BFLOAT16}
+MAX_REGION_NODES = 400  # affine grids take tens of nodes; past this it is a network, not a grid
+MAX_SHAPE_WALK = 64  # how far to look before calling a Shape input a run-time tensor
+
+
+@dataclass
+class Trace:
+    grid: str
+    theta: str | None  # None: the grid reads no theta-shaped tensor
+    nodes: list[Node]  # the grid's computation from the cut, in graph order
+    shape_leaves: list[Node] = field(default_factory=list)  # Shape/Size fed with probe dims
+    known: list[KnownGrid] = field(default_factory=list)  # grid ops computed analytically
+    constants: list[str] = field(default_factory=list)  # constant values the region reads
+    folded: list[Node] = field(default_factory=list)  # Shape/Size whose value is known statically
+    constant_theta: bool = False  # theta is known before run time (None: no theta at all)
+
+
+def matrix_dims(dims) -> tuple[int, int] | None:
+    """(rows, cols) of the matrices a theta-shaped value holds, from its dims."""
+    if dims is None or len(dims) not in (2, 3) or not all(isinstance(d, int) for d in dims[1:]):
+        return None
+    if len(dims) == 3:
+        return (dims[1], dims[2]) if (dims[1], dims[2]) in THETA_FORMS else None
+    return FLAT_FORMS.get((dims[1],))
+
+
+@dataclass
+class ThetaLayout:
+    rows: int
+    cols: int
+    flat: bool  # [N, rows*cols] rather than [N, rows, cols]
+
+    @property
+    def k(self) -> int:
+        return THETA_FORMS[(self.rows, self.cols)][0]
+
+    @property
+    def homogeneous(self) -> bool:
+        return THETA_FORMS[(self.rows, self.cols)][1]
+
+
+def theta_layout(dims) -> ThetaLayout | None:
+    found = matrix_dims(dims)
+    return ThetaLayout(found[0], found[1], len(dims) == 2) if found else None
+
+
+def theta_form(ctx: MatchContext, value: str) -> tuple[int, int] | None:
+    dtype = ctx.dtype(value)
+    if dtype is not None and dtype not in _FLOATS:
+        return None
+    return matrix_dims(ctx.shape(value))
+
+
+def _is_shape_op(node: Node) -> bool:
+    return node.op_type in ("Shape", "Size") and node.domain in ("", "ai.onnx")
+
+
+def _leaf_is_constant(ctx: MatchContext, value: str) -> bool:
+    return ctx.is_initializer(value) or ctx.constant(value) is not None
+
+
+def _derivable(ctx: MatchContext, value: str) -> bool:
+    """True when ``value`` is computed from constants, shapes and theta-shaped values only
+    (so onnxruntime can compute it in the region); False for run-time tensors."""
+    stack, seen, count = [value], set(), 0
+    while stack:
+        v = stack.pop()
+        if not v or v in seen:
+            continue
+        seen.add(v)
+        node = ctx.producer(v)
+        if node is None:
+            if not _leaf_is_constant(ctx, v) and theta_form(ctx, v) is None:
+                return False
+            continue
+        if node.is_op("Constant") or _is_shape_op(node) or theta_form(ctx, v) is not None:
+            continue
+        count += 1
+        if count > MAX_SHAPE_WALK or node.subgraphs():
+            return False
+        stack.extend(node.inputs)
+    return True
+
+
+def _unflatten(ctx: MatchContext, theta: str, members: dict) -> str:
+    """A flat theta ([N, 9]) that only reshapes a matrix ([N, 3, 3]): cut at the matrix, so the
+    rewrite reads it directly instead of reshaping it back."""
+    node = ctx.producer(theta)
+    if node is None or not (node.is_op("Reshape") or node.is_op("Flatten")) or len((ctx.shape(theta) or ())) != 2:
+        return theta
+    source = node.inputs[0]
+    if len(ctx.shape(source) or ()) != 3 or theta_form(ctx, source) is None or ctx.constant(source) is not None:
+        return theta
+    members[id(node)] = node
+    return source
+
+
+def trace_grid(ctx: MatchContext, grid: str, image: str, pattern_name: str, past=frozenset()) -> Trace | str:
+    """The grid's region and its theta, or the reason it is not one theta's grid. Values in
+    ``past`` are walked through, not taken as the cut (a transposed square matrix looks like
+    theta too)."""
+    members: dict[int, Node] = {}
+    candidates: dict[str, None] = {}
+    runtime: list[str] = []
+    shape_leaves: list[Node] = []
+    known: list[KnownGrid] = []
+    folded: list[Node] = []
+    constants: dict[str, None] = {}
+    stack, seen = [grid], set()
+    while stack:
+        v = stack.pop()
+        if not v or v in seen:
+            continue
+        seen.add(v)
+        if v == image:  # the image's values (not its shape): a flow field, features
+            runtime.append(v)
+            break
+        node = ctx.producer(v)
+        if node is None:
+            if theta_form(ctx, v) is not None:
+                candidates[v] = None  # constant ones are sorted out below
+            elif _leaf_is_constant(ctx, v):
+                constants[v] = None
+            else:
+                runtime.append(v)
+            continue
+        if node.is_op("Constant"):
+            if v != grid and v not in past and theta_form(ctx, v) is not None:
+                candidates[v] = None  # a fixed theta; its node stays (the rewrite reads it)
+            else:
+                members[id(node)] = node
+            continue
+        grid_op = read_known_grid(ctx, node, pattern_name)
+        if grid_op is not None:
+            members[id(node)] = node
+            known.append(grid_op)
+            if grid_op.theta in past:
+                stack.append(grid_op.theta)
+            else:
+                candidates[grid_op.theta] = None
+            stack.extend(n for n in node.inputs[1:] if n)
+            continue
+        if v != grid and v not in past and theta_form(ctx, v) is not None:
+            candidates[v] = None
+            continue
+        if node.subgraphs():
+            return f"the grid is computed with control flow ({node.label})"
+        members[id(node)] = node
+        if len(members) > MAX_REGION_NODES:
+            return f"no theta-shaped cut within {MAX_REGION_NODES} nodes of the grid"
+        if _is_shape_op(node):
+            if ctx.constant(v) is not None:
+                folded.append(node)  # the tensor's shape is static: a constant of the region
+                constants[v] = None
+                continue
+            source = node.inputs[0]
+            if source == image or ctx.producer(source) is None or not _derivable(ctx, source):
+                shape_leaves.append(node)
+                continue
+        stack.extend(node.inputs)
+
+    # A run-time theta is the cut. Without one, a constant theta (a buffer, an identity) is one
+    # too: the rewrite reads it where it is. Without either, the grid itself is constant.
+    live = [c for c in candidates if ctx.constant(c) is None]
+    fixed = [c for c in candidates if c not in live]
+    if runtime:
+        named = ", ".join(repr(r) for r in runtime[:3])
+        return f"the grid depends on run-time data other than one theta-shaped tensor ({named})"
+    if len(live) > 1 or (not live and len(fixed) > 1):
+        return "the grid reads several theta-shaped tensors (" + ", ".join(repr(c) for c in (live or fixed)[:3]) + ")"
+    theta = live[0] if live else fixed[0] if fixed else None
+    constants.update((c, None) for c in fixed if c != theta)
+    if theta is not None:
+        theta = _unflatten(ctx, theta, members)
+    nodes = sorted(members.values(), key=lambda n: n.position)
+    return Trace(grid, theta, nodes, shape_leaves, known, list(constants), folded, constant_theta=not live)

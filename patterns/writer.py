@@ -1,0 +1,173 @@
+"""Writing the replacement: theta made ready for the op (rows sliced from a homogeneous matrix,
+cast to the image's type, its batch broadcast explicitly), the ``size`` tensor when the output
+size is dynamic, and the contract's nodes with their shapes declared."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from onnx import TensorProto, helper
+
+from surgeon import RewriteContext
+
+from .grid_ops import CUSTOM_DOMAIN
+from .samplers import onnx_mode_name
+from .reparam import ThetaMap
+from .trace import ThetaLayout
+
+
+@dataclass
+class Plan:
+    form: str  # "fused" or "grid"
+    image: str
+    theta: str
+    grid: str
+    output: str | None  # the sampler's output (fused, or when the sampler is rewritten too)
+    k: int
+    layout: ThetaLayout  # how theta holds its matrices (flat rows, homogeneous)
+    align_corners: int
+    mode: str
+    padding_mode: str
+    cast_to: int | None  # element type theta must be cast to
+    elem_type: int  # of the image / grid
+    broadcast: tuple | None  # batch piece theta is expanded to, or None
+    batch: tuple  # size pieces: ("const", n) or ("dim", value, axis)
+    channels: tuple
+    spatial: list  # per spatial dim, a piece
+    out_dims: list  # value_info dims of the output: N, C, *spatial
+    rewrite_sampler: bool = False  # write a standard sampler too (target affine-grid on ATen)
+    sampler_align_corners: int = 0  # the sampler's own flag (may differ from the grid's)
+    theta_value: np.ndarray | None = None  # theta fitted to a constant grid: written as a constant
+    size_value: str | None = None  # the model's own size tensor, when the dims are computed from inputs
+    theta_map: ThetaMap | None = None  # applied to theta first: the grid was affine_grid(map(theta))
+    opset: int = 20
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def static_size(self) -> list[int] | None:
+        if all(p[0] == "const" for p in self.spatial):
+            return [p[1] for p in self.spatial]
+        return None
+
+
+class Writer:
+    def __init__(self, ctx: RewriteContext, plan: Plan):
+        self.ctx, self.plan = ctx, plan
+        self._shapes: dict[str, str] = {}
+
+    def _const(self, values, hint: str) -> str:
+        return self.ctx.add_constant(np.array(values, dtype=np.int64), hint)
+
+    def _node(self, op: str, inputs, hint: str, elem: int, dims, **attrs) -> str:
+        out = self.ctx.add_node(op, inputs, [self.ctx.fresh_name(hint)], **attrs)[0]
+        self.ctx.set_shape(out, elem, dims)
+        return out
+
+    def _shape_of(self, value: str) -> str:
+        if value not in self._shapes:
+            rank = len(self.ctx.shape(value) or ())
+            self._shapes[value] = self._node("Shape", [value], f"{value}_shape", TensorProto.INT64, [rank or None])
+        return self._shapes[value]
+
+    def _pieces(self, pieces: list[tuple], hint: str) -> str:
+        """An int64 1-D tensor from constant and dim pieces: runs of constants become one
+        initializer, runs of dims of one value one Gather (all of a value's dims: its Shape)."""
+        groups: list[list] = []  # [kind, value, items]
+        for piece in pieces:
+            kind, value, item = ("const", None, int(piece[1])) if piece[0] == "const" else ("dim", piece[1], piece[2])
+            if groups and groups[-1][0] == kind and groups[-1][1] == value:
+                groups[-1][2].append(item)
+            else:
+                groups.append([kind, value, [item]])
+        parts = []
+        for kind, value, items in groups:
+            if kind == "const":
+                parts.append(self._const(items, f"{hint}_const"))
+            elif items == list(range(len(self.ctx.shape(value) or ()))):
+                parts.append(self._shape_of(value))
+            else:
+                parts.append(self._node("Gather", [self._shape_of(value), self._const(items, f"{hint}_axes")],
+                                        f"{hint}_dims", TensorProto.INT64, [len(items)], axis_i=0))
+        if len(parts) == 1:
+            return parts[0]
+        return self._node("Concat", parts, hint, TensorProto.INT64, [len(pieces)], axis_i=0)
+
+    def theta(self) -> str:
+        p, rows = self.plan, self.plan.k
+        if p.theta_value is not None:
+            return self.ctx.add_constant(p.theta_value, "theta_fitted")
+        t, layout = p.theta, p.layout
+        elem = self.ctx.dtype(t) or p.elem_type
+        batch = (self.ctx.shape(t) or (None,))[0]
+        if p.theta_map is not None:
+            t = self._mapped(t, elem, batch)
+        elif layout.flat:
+            t = self._node("Reshape", [t, self._const([-1, layout.rows, layout.cols], "theta_matrix")],
+                           "theta_matrix", elem, [batch, layout.rows, layout.cols])
+        if layout.homogeneous and p.theta_map is None:
+            t = self._node("Slice", [t, self._const([0], "rows_start"), self._const([rows], "rows_end"),
+                                     self._const([1], "rows_axis")], "theta_rows", elem, [batch, rows, rows + 1])
+        if p.cast_to is not None:
+            elem = p.cast_to
+            t = self._node("Cast", [t], "theta_cast", elem, [batch, rows, rows + 1], to_i=elem)
+        if p.broadcast is not None:
+            shape = self._pieces([p.broadcast, ("const", rows), ("const", rows + 1)], "theta_batch_shape")
+            t = self._node("Expand", [t, shape], "theta_expanded", elem, [p.out_dims[0], rows, rows + 1])
+        return t
+
+    def _mapped(self, theta: str, elem: int, batch) -> str:
+        """theta' = Reshape(Reshape(theta, [-1, p]) @ W + b, [-1, k, k+1])."""
+        p, dtype = self.plan, helper.tensor_dtype_to_np_dtype(elem)
+        layout, q = p.layout, p.k * (p.k + 1)
+        flat = self._node("Reshape", [theta, self._const([-1, layout.rows * layout.cols], "theta_flat")],
+                          "theta_flat", elem, [batch, layout.rows * layout.cols])
+        weight = self.ctx.add_constant(p.theta_map.weight.astype(dtype), "theta_map_weight")
+        out = self._node("MatMul", [flat, weight], "theta_mapped", elem, [batch, q])
+        if np.any(p.theta_map.bias):
+            bias = self.ctx.add_constant(p.theta_map.bias.astype(dtype), "theta_map_bias")
+            out = self._node("Add", [out, bias], "theta_mapped", elem, [batch, q])
+        return self._node("Reshape", [out, self._const([-1, p.k, p.k + 1], "theta_matrix")], "theta_matrix",
+                          elem, [batch, p.k, p.k + 1])
+
+    def size(self) -> list[str]:
+        """The optional size input: [] when the output size is static."""
+        if self.plan.static_size is not None:
+            return []
+        p = self.plan
+        if p.size_value is not None:
+            return [p.size_value]
+        return [self._pieces([p.batch, p.channels, *p.spatial], "size")]
+
+    def size_attr(self) -> dict:
+        static = self.plan.static_size
+        return {"output_size_i": static} if static is not None else {}
+
+    def fused(self) -> None:
+        p = self.plan
+        theta = self.theta()
+        self.ctx.add_node("FusedGridSample", [p.image, theta, *self.size()], [p.output], domain=CUSTOM_DOMAIN,
+                          align_corners_i=p.align_corners, mode_s=p.mode, padding_mode_s=p.padding_mode,
+                          **self.size_attr())
+        self.ctx.set_shape(p.output, p.elem_type, p.out_dims)
+
+    def grid(self) -> None:
+        p = self.plan
+        theta = self.theta()
+        self.ctx.add_node("AffineGrid", [theta, *self.size()], [p.grid], domain=CUSTOM_DOMAIN,
+                          align_corners_i=p.align_corners, **self.size_attr())
+        n, _, *spatial = p.out_dims
+        self.ctx.set_shape(p.grid, p.elem_type, [n, *spatial, p.k])
+        if p.rewrite_sampler:
+            self.sampler()
+
+    def sampler(self) -> None:
+        """A standard grid sampler reading the grid (contrib one below opset 16)."""
+        p = self.plan
+        if p.opset >= 16:
+            self.ctx.add_node("GridSample", [p.image, p.grid], [p.output], align_corners_i=p.sampler_align_corners,
+                              mode_s=onnx_mode_name(p.mode, p.opset), padding_mode_s=p.padding_mode)
+        else:
+            self.ctx.add_node("GridSample", [p.image, p.grid], [p.output], domain="com.microsoft",
+                              align_corners_i=p.sampler_align_corners, mode_s=p.mode, padding_mode_s=p.padding_mode)
+        self.ctx.set_shape(p.output, p.elem_type, p.out_dims)

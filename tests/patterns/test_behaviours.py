@@ -1,0 +1,221 @@
+"""What is written around the chain: --target affine-grid, --input-shape folding, theta's batch
+broadcast, grids needed elsewhere, shared grids, align_corners disagreements, the size-1
+warning, many identical chains, discovery, and the reference-kernel wrappers."""
+
+import time
+
+import numpy as np
+import onnx
+import pytest
+
+import surgeon
+from surgeon_patterns import PATTERNS, AffineGridSample
+from surgeon_patterns.kernels import KERNELS
+
+from .builders import G, dynamo_chains, elementwise_homogeneous, native_pair
+from .conftest import MODELS
+from .graphs import custom_nodes, op_counts
+from .runner import attrs_of, ort_run, run_split
+from .test_spellings import inputs, torch_warp
+
+
+def fuse(model, **kw):
+    return surgeon.fuse(model, patterns=[AffineGridSample()], **kw)
+
+
+def warnings_of(result) -> str:
+    return " | ".join(w for r in result.report.rewrites for w in r.warnings)
+
+
+# -- --target affine-grid -----------------------------------------------------------------------
+
+def test_target_affine_grid_native_dynamic(fuse):
+    result = fuse("affine_ts_opset20_2d_dynamic.onnx", target="affine-grid")
+    assert op_counts(result.model) == {"Shape": 1, "custom.ops::AffineGrid": 1, "GridSample": 1}
+    (grid,) = custom_nodes(result.model)
+    assert attrs_of(grid) == {"align_corners": 0} and len(grid.input) == 2
+    sampler = next(n for n in result.model.graph.node if n.op_type == "GridSample")
+    assert attrs_of(sampler)["mode"] == "linear" and sampler.input[1] == grid.output[0]
+    feeds = inputs([2, 3, 9, 7], [2, 2, 3])
+    (got,) = run_split(result.model, feeds)
+    np.testing.assert_allclose(got, torch_warp(feeds["x"], feeds["theta"], [9, 7], 0), atol=1e-5)
+
+
+def test_target_affine_grid_keeps_dynamo_sampler(fuse):
+    result = fuse("affine_dynamo_opset18_2d.onnx", target="affine-grid")
+    assert op_counts(result.model) == {"custom.ops::AffineGrid": 1, "GridSample": 1}
+    (grid,) = custom_nodes(result.model)
+    assert attrs_of(grid) == {"align_corners": 0, "output_size": [16, 12]}
+    onnx.checker.check_model(result.model)
+
+
+def test_target_affine_grid_replaces_aten_sampler(fuse):
+    # Opset 15 has no standard GridSample: onnxruntime's contrib one reads the grid.
+    result = fuse("aten_fallback_opset15.onnx", target="affine-grid")
+    assert op_counts(result.model) == {"custom.ops::AffineGrid": 1, "com.microsoft::GridSample": 1}
+    feeds = inputs([2, 3, 16, 12], [2, 2, 3])
+    (got,) = run_split(result.model, feeds)
+    np.testing.assert_allclose(got, torch_warp(feeds["x"], feeds["theta"], [16, 12], 0), atol=1e-5)
+
+
+def test_target_output_fuses_later_and_fused_output_is_stable(fuse):
+    grid_form = fuse("multi_chain.onnx", target="affine-grid").model
+    assert op_counts(grid_form)["custom.ops::AffineGrid"] == 3
+    again = surgeon.fuse(grid_form, patterns=[AffineGridSample()], target="affine-grid")
+    assert not again.report.rewrites  # already the target form: no loop
+    fused = surgeon.fuse(grid_form, patterns=[AffineGridSample()])
+    counts = op_counts(fused.model)
+    assert counts["custom.ops::FusedGridSample"] == 2 and counts["custom.ops::AffineGrid"] == 1
+    assert not surgeon.fuse(fused.model, patterns=[AffineGridSample()]).report.rewrites
+
+
+def test_unknown_target_refused():
+    model = native_pair()
+    result = fuse(model, target="tensorrt-plugin")
+    assert not result.report.rewrites
+    assert result.model.graph.SerializeToString() == model.graph.SerializeToString()
+    assert "unknown target 'tensorrt-plugin'" in result.report.refusals[0].reason
+
+
+# -- sizes and batches --------------------------------------------------------------------------
+
+def test_input_shape_folds_dynamic_size(fuse):
+    result = fuse("affine_ts_opset20_2d_dynamic.onnx", input_shapes={"x": [2, 3, 16, 12]})
+    assert op_counts(result.model) == {"custom.ops::FusedGridSample": 1}
+    (node,) = custom_nodes(result.model)
+    assert attrs_of(node)["output_size"] == [16, 12] and len(node.input) == 2
+
+
+def test_theta_batch_broadcast_stays_explicit(fuse):
+    model = fuse("affine_expand_ts_opset20.onnx").model
+    (node,) = custom_nodes(model)
+    producers = {o: n for n in model.graph.node for o in n.output}
+    expand = producers[node.input[1]]
+    assert expand.op_type == "Expand" and expand.input[0] == "theta"
+    concat = producers[expand.input[1]]
+    gather = producers[concat.input[0]]
+    assert (concat.op_type, gather.op_type, producers[gather.input[0]].op_type) == ("Concat", "Gather", "Shape")
+    assert producers[gather.input[0]].input[0] == "x"
+
+
+def test_grid_with_another_reader_gets_affine_grid():
+    g = G()
+    x = g.input("x", ["N", 3, 16, 12])
+    theta = g.input("theta", ["N", 2, 3])
+    grid = g.op("AffineGrid", theta, g.op("Shape", x))
+    g.op("GridSample", x, grid, out="y")
+    g.op("ReduceMean", grid, out="grid_mean", keepdims=0)
+    g.output("y")
+    g.output("grid_mean")
+    model = g.model(20)
+    result = fuse(model)
+    assert op_counts(result.model) == {"custom.ops::AffineGrid": 1, "GridSample": 1, "ReduceMean": 1}
+    assert "also read by" in warnings_of(result)
+    feeds = inputs([2, 3, 16, 12], [2, 2, 3])
+    for got, want in zip(run_split(result.model, feeds), ort_run(model, feeds)):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_two_samplers_sharing_a_grid_both_fuse():
+    g = G()
+    x, x2 = g.input("x", ["N", 3, 16, 12]), g.input("x2", ["N", 1, 16, 12])
+    theta = g.input("theta", ["N", 2, 3])
+    grid = g.op("AffineGrid", theta, g.op("Shape", x))
+    g.op("GridSample", x, grid, out="y")
+    g.op("GridSample", x2, grid, out="y2", mode="nearest")
+    g.output("y")
+    g.output("y2")
+    model = g.model(20)
+    result = fuse(model)
+    assert op_counts(result.model) == {"custom.ops::FusedGridSample": 2}
+    feeds = dict(inputs([2, 3, 16, 12], [2, 2, 3]), x2=np.random.default_rng(1).random((2, 1, 16, 12), np.float32))
+    for got, want in zip(run_split(result.model, feeds), ort_run(model, feeds)):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_align_corners_disagreement_keeps_sampler():
+    g = G()
+    x = g.input("x", ["N", 3, 16, 12])
+    grid = g.op("AffineGrid", g.input("theta", ["N", 2, 3]), g.op("Shape", x), align_corners=1)
+    g.op("GridSample", x, grid, out="y", align_corners=0)
+    g.output("y")
+    model = g.model(20)
+    result = fuse(model)
+    assert op_counts(result.model) == {"custom.ops::AffineGrid": 1, "GridSample": 1}
+    assert attrs_of(custom_nodes(result.model)[0])["align_corners"] == 1
+    assert "align_corners=1 and the sampler 0" in warnings_of(result)
+    feeds = inputs([2, 3, 16, 12], [2, 2, 3])
+    np.testing.assert_allclose(run_split(result.model, feeds)[0], ort_run(model, feeds)[0], rtol=1e-5, atol=1e-5)
+
+
+# -- align_corners=1 and size-1 dims ------------------------------------------------------------
+
+def test_size_one_static_warns_and_follows_torch():
+    model = native_pair(ac=1, out=[1, 8])
+    result = fuse(model)
+    assert "outputs change" in warnings_of(result)
+    feeds = inputs([2, 3, 16, 12], [2, 2, 3])
+    (got,) = run_split(result.model, feeds)
+    want = torch_warp(feeds["x"], feeds["theta"], [1, 8], 1)
+    np.testing.assert_allclose(got, want, atol=1e-5)
+    assert np.abs(ort_run(model, feeds)[0] - want).max() > 1e-3  # the original really differs
+
+
+def test_size_one_in_general_path_detected():
+    # np.linspace(-1, 1, 1) == [-1]: this region follows ONNX's convention for a size-1 dim.
+    result = fuse(elementwise_homogeneous(out=(1, 8)))
+    assert "outputs change" in warnings_of(result)
+
+
+def test_size_one_dynamic_warns():
+    result = fuse(native_pair(ac=1, size="shape", symbolic_spatial=True))
+    assert "when H, W is 1 at run time" in warnings_of(result)
+
+
+def test_no_size_one_warning_without_size_one(fuse):
+    assert not warnings_of(fuse("affine_dynamo_opset20_2d_ac1.onnx"))
+    assert not warnings_of(fuse("lib_homogeneous_ts_opset17.onnx"))
+
+
+# -- scale, discovery, kernels ------------------------------------------------------------------
+
+def test_identical_chains_are_probed_once():
+    model = dynamo_chains(200)
+    pattern = AffineGridSample()
+    start = time.perf_counter()
+    result = surgeon.fuse(model, patterns=[pattern])
+    elapsed = time.perf_counter() - start
+    assert op_counts(result.model) == {"custom.ops::FusedGridSample": 200}
+    assert len(pattern._recognise.verdicts) == 1
+    assert elapsed < 10, elapsed
+
+
+def test_discovered_through_entry_point():
+    assert PATTERNS == [AffineGridSample]
+    result = surgeon.fuse(native_pair())
+    assert [r.pattern for r in result.report.rewrites] == ["affine-grid-sample"]
+
+
+@pytest.fixture(scope="module")
+def kernels_available():
+    try:
+        from surgeon import kernels
+
+        kernels.affine_grid(np.zeros((1, 2, 3), np.float32), (1, 1, 2, 2))
+    except Exception as exc:  # no compiler, or the kernels are not there yet
+        pytest.skip(f"surgeon.kernels unavailable: {exc}")
+
+
+@pytest.mark.parametrize("with_size_input", [False, True])
+def test_kernel_wrappers(kernels_available, with_size_input):
+    feeds = inputs([2, 3, 9, 7], [2, 2, 3])
+    x, theta = feeds["x"], feeds["theta"]
+    size = np.array([2, 3, 5, 6], np.int64)
+    attrs = {"align_corners": 1, "mode": "bilinear", "padding_mode": "border"}
+    extra = [size] if with_size_input else []
+    if not with_size_input:
+        attrs["output_size"] = [5, 6]
+    (y,) = KERNELS[("custom.ops", "FusedGridSample")]([x, theta, *extra], attrs)
+    np.testing.assert_allclose(y, torch_warp(x, theta, [5, 6], 1, "bilinear", "border"), atol=1e-5)
+    (grid,) = KERNELS[("custom.ops", "AffineGrid")]([theta, *extra], attrs)
+    assert grid.shape == (2, 5, 6, 2)

@@ -1,0 +1,125 @@
+"""Every sample model: what is written for it, and that the numbers stay the same.
+
+Numbers: the original in onnxruntime (or, where onnxruntime cannot run it, the torch module it
+was exported from) against the rewritten model with the custom nodes run by torch.
+"""
+
+import json
+import os
+
+import numpy as np
+import onnx
+import pytest
+
+from samples import check
+from samples.catalog import BY_FILE, make_inputs
+
+from .conftest import MODELS
+from .graphs import all_graphs, assert_custom_shapes, custom_nodes, declared, fused_settings, op_counts
+from .runner import expand_custom, ort_run, run_split
+
+MANIFEST = json.load(open(os.path.join(MODELS, "manifest.json")))
+FUSE = sorted(f for f, e in MANIFEST.items() if e["expected"] == "fuse")
+UNTOUCHED = sorted(f for f, e in MANIFEST.items() if e["expected"] == "untouched")
+ORIGINAL_OPS = {"GridSample", "com.microsoft::GridSample", "AffineGrid", "org.pytorch.aten::ATen"}
+
+
+def expected_outputs(name: str, feeds: dict) -> list[np.ndarray]:
+    sample = BY_FILE[name]
+    original = check.runnable(sample, onnx.load(os.path.join(MODELS, name)))
+    if original is not None and sample.align_corners == 0:
+        return ort_run(original, feeds)
+    return check.torch_outputs(sample, feeds)
+
+
+def rewritten_outputs(model, feeds: dict) -> list[np.ndarray]:
+    in_body = any(g is not model.graph and any(n.domain == "custom.ops" for n in g.node)
+                  for g in all_graphs(model.graph))
+    return ort_run(expand_custom(model), feeds) if in_body else run_split(model, feeds)
+
+
+@pytest.mark.parametrize("name", FUSE)
+def test_fused_ops(name, fuse):
+    entry = MANIFEST[name]
+    result = fuse(name)
+    assert len(result.report.rewrites) == entry["chains"], result.report.summary()
+    assert not result.report.refusals, result.report.summary()
+    counts = op_counts(result.model)
+    if name == "multi_chain.onnx":
+        # Chain 3's grid is also a graph output: AffineGrid for it, its sampler kept.
+        assert counts["custom.ops::FusedGridSample"] == 2 and counts["custom.ops::AffineGrid"] == 1
+        assert counts["GridSample"] == 1
+        assert any("also read by graph output 'grid'" in w for r in result.report.rewrites for w in r.warnings)
+        settings = [tuple(s) for s in entry["chain_settings"][:2]]
+    else:
+        assert counts["custom.ops::FusedGridSample"] == entry["chains"]
+        assert not ORIGINAL_OPS & set(counts), counts
+        settings = [(entry["align_corners"], entry["mode"], entry["padding_mode"])] * entry["chains"]
+    assert sorted(fused_settings(result.model)) == sorted(settings)
+    assert {"custom.ops": 1}.items() <= {o.domain: o.version for o in result.model.opset_import}.items()
+    onnx.checker.check_model(result.model)
+    assert_custom_shapes(result.model)
+
+
+@pytest.mark.parametrize("name", FUSE)
+def test_fused_numbers(name, fuse):
+    entry = MANIFEST[name]
+    model = fuse(name).model
+    sample = BY_FILE[name]
+    for shapes in filter(None, [entry["inputs"], entry.get("alt_inputs")]):
+        feeds = make_inputs(sample, shapes, seed=0)
+        want = expected_outputs(name, feeds)
+        got = rewritten_outputs(model, feeds)
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            assert g.shape == w.shape
+            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5, err_msg=f"{name} {shapes}")
+
+
+@pytest.mark.parametrize("name", UNTOUCHED)
+def test_negatives_untouched(name, fuse):
+    result = fuse(name)
+    original = onnx.load(os.path.join(MODELS, name))
+    assert not result.report.rewrites
+    assert result.model.graph.SerializeToString() == original.graph.SerializeToString()
+    assert list(result.model.opset_import) == list(original.opset_import)
+    reasons = " ".join(r.reason for r in result.report.refusals)
+    expected = "not affine_grid" if "nonaffine" in name else "run-time data other than one theta-shaped tensor"
+    assert expected in reasons
+
+
+def test_seed_output_dims_repaired(fuse):
+    # Exported as y: [N, GridSampley_dim_1, ...]; after the rewrite the dims mean something.
+    model = fuse("seed_custom_affinegrid_opset16.onnx").model
+    assert declared(model, "y")[1] == ["N", 3, 16, 12]
+
+
+def test_dim_auto_pins_baked_sizes(fuse):
+    result = fuse("affine_dynamo_opset18_2d_auto.onnx")
+    (node,) = custom_nodes(result.model, "FusedGridSample")
+    assert [a.ints for a in node.attribute if a.name == "output_size"] == [[16, 12]]
+    assert len(node.input) == 2
+    warnings = result.report.rewrites[0].warnings
+    assert any("s53=16" in w for w in warnings) and any("s0=12" in w for w in warnings)
+
+
+def test_homogeneous_theta_is_sliced(fuse):
+    model = fuse("lib_homogeneous_ts_opset17.onnx").model
+    (node,) = custom_nodes(model, "FusedGridSample")
+    slices = [n for n in model.graph.node if n.op_type == "Slice"]
+    assert len(slices) == 1 and slices[0].input[0] == "M" and node.input[1] == slices[0].output[0]
+
+
+@pytest.mark.parametrize("name", FUSE)
+def test_target_affine_grid(name, fuse):
+    result = fuse(name, target="affine-grid")
+    entry = MANIFEST[name]
+    counts = op_counts(result.model)
+    assert counts["custom.ops::AffineGrid"] == entry["chains"] and not counts["custom.ops::FusedGridSample"]
+    assert counts["GridSample"] + counts["com.microsoft::GridSample"] == entry["chains"]
+    assert not {"AffineGrid", "org.pytorch.aten::ATen"} & set(counts)
+    onnx.checker.check_model(result.model)
+    assert_custom_shapes(result.model)
+    feeds = make_inputs(BY_FILE[name], entry["inputs"], seed=0)
+    for g, w in zip(rewritten_outputs(result.model, feeds), expected_outputs(name, feeds)):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5, err_msg=name)
