@@ -304,8 +304,12 @@ def save_model(loaded: LoadedModel, out_path: str | os.PathLike, external_data: 
     """Write atomically. ``external_data=None`` keeps the input's choice, and turns it on past 2 GB."""
     out_path = os.fspath(out_path)
     check_output_path(out_path, loaded)
+    # Sizing the weights from their dims: upb's ByteSize() encodes the whole model to count it.
+    too_big = model_data_bytes(loaded) > PROTOBUF_LIMIT
     if external_data is None:
-        external_data = bool(loaded.external) or model_data_bytes(loaded) > PROTOBUF_LIMIT
+        external_data = bool(loaded.external) or too_big
+    if not external_data and too_big:
+        raise SurgeonError(f"{out_path}: model exceeds protobuf's 2 GB limit; write it with --external-data")
     folder = os.path.dirname(os.path.abspath(out_path))
     name = os.path.basename(out_path)
     temps: list[str] = []
@@ -319,10 +323,6 @@ def save_model(loaded: LoadedModel, out_path: str | os.PathLike, external_data: 
                 undo = _externalise(loaded, data_file, name + ".data")
         else:
             _internalise(loaded)
-            if loaded.proto.ByteSize() > PROTOBUF_LIMIT:
-                raise SurgeonError(
-                    f"{out_path}: model exceeds protobuf's 2 GB limit; write it with --external-data"
-                )
         payload = loaded.proto.SerializeToString()
         fd, model_tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
         temps.append(model_tmp)

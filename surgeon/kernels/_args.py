@@ -98,7 +98,8 @@ def check_sampling_shapes(x_shape, coord_shape, from_theta: bool) -> int:
         what = "theta"
     else:
         if len(coord_shape) != nsp + 2 or coord_shape[-1] != nsp:
-            raise ValueError(f"grid must have shape [N, {', '.join('DHW'[3 - nsp:])}_out, {nsp}] for a {len(x_shape)}-D x, got {list(coord_shape)}")
+            dims = ", ".join(f"{d}_out" for d in "DHW"[3 - nsp:])
+            raise ValueError(f"grid must have shape [N, {dims}, {nsp}] for a {len(x_shape)}-D x, got {list(coord_shape)}")
         what = "grid"
     if coord_shape[0] not in (n, 1):
         raise ValueError(f"{what} batch {coord_shape[0]} must equal x's batch {n} or be 1 (broadcast)")

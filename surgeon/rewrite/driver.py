@@ -225,6 +225,7 @@ class Driver:
             missing = [o for o in match.outputs if o not in made]
             if missing:
                 raise SurgeonError(f"pattern {pattern.name!r} did not produce {missing} at {match.anchor.label}")
+            self._check_written(index, pattern, match, ctx, made)
             self.report.constant_bytes_removed += sum(_node_constant_bytes(n) for n in match.nodes)
             index.remove(match.nodes)
             for node in ctx.new_nodes:
@@ -235,6 +236,36 @@ class Driver:
             self.rewritten_outputs.update(made)
             orphans.update(v for n in match.nodes for v in reads_of(n))
             self._record(pattern, match, scope, ctx.new_nodes)
+
+    def _check_written(self, index: GraphIndex, pattern: Pattern, match: Match, ctx, made: set[str]) -> None:
+        """A pattern bug must not reach disk: each new node passes the ONNX checker and reads
+        only values that exist. (Cheaper than checking the whole model again.)"""
+        checker = onnx.checker.C.CheckerContext()
+        checker.ir_version = self.loaded.proto.ir_version
+        written = {n.domain: self._domain_versions.get(n.domain, 1) for n in ctx.new_nodes if n.domain}
+        checker.opset_imports = {**written, **self.session.opsets}
+        known = set(index.input_names) | {t.name for t in ctx.new_initializers}
+        for node in ctx.new_nodes:
+            for value in node.inputs:
+                if value and value not in made and value not in known and index.find_producer(value) is None \
+                        and index.find_initializer(value) is None and index.outer_producer(value) is None \
+                        and not self._outer_input(index, value):
+                    raise SurgeonError(f"pattern {pattern.name!r} wrote {node.label} reading {value!r}, "
+                                       f"which does not exist (at {match.anchor.label})")
+            try:
+                onnx.checker.check_node(node.proto, checker)
+            except onnx.checker.ValidationError as exc:
+                first = str(exc).strip().splitlines()[0]
+                raise SurgeonError(f"pattern {pattern.name!r} wrote an invalid node {node.label}: {first}") from None
+
+    @staticmethod
+    def _outer_input(index: GraphIndex, value: str) -> bool:
+        scope = index.parent
+        while scope is not None:
+            if value in scope.input_names:
+                return True
+            scope = scope.parent
+        return False
 
     @staticmethod
     def _write_nodes(graph: GraphProto, nodes: list[Node]) -> None:
@@ -263,10 +294,11 @@ class Driver:
             index.remove([node])
             dead_nodes.append(node)
             work.extend(reads_of(node))
-        if self._dead_initializers:
-            kept = [t for t in index.graph.initializer if t.name not in self._dead_initializers]
-            del index.graph.initializer[:]
-            index.graph.initializer.extend(kept)
+        # Deleted one by one: rebuilding the list would copy every weight in the model.
+        inits = index.graph.initializer
+        for i in reversed(range(len(inits))):
+            if inits[i].name in self._dead_initializers:
+                del inits[i]
 
     def _write_value_info(self, index: GraphIndex) -> None:
         """Value_info for declared shapes; none left for values that no longer exist."""

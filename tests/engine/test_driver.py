@@ -273,3 +273,16 @@ def test_rewrite_placed_before_a_reader_is_reordered():
     result = surgeon.fuse(m, patterns=[ReluAndNeg()])
     assert ops(result.model) == ["Split2", "Sigmoid", "Add"]
     onnx.checker.check_model(result.model)
+
+
+@pytest.mark.parametrize("inputs, attrs, message", [
+    (["x", "x"], {}, "invalid node"),
+    (["nowhere"], {}, "reading 'nowhere', which does not exist"),
+])
+def test_invalid_nodes_written_by_a_pattern_are_an_error(inputs, attrs, message):
+    class Sloppy(ReluNeg):
+        def rewrite(self, ctx, match):
+            ctx.add_node("Relu", inputs, match.outputs)
+
+    with pytest.raises(surgeon.SurgeonError, match=message):
+        surgeon.fuse(relu_neg_model(), patterns=[Sloppy()])

@@ -191,7 +191,7 @@ SK_HD Linear1 linear_taps(float c) {
 SK_HD float cubic_near(float x, float A) { return ((A + 2.0f) * x - (A + 3.0f)) * x * x + 1.0f; }
 SK_HD float cubic_far(float x, float A) { return ((A * x - 5.0f * A) * x + 8.0f * A) * x - 4.0f * A; }
 SK_HD void cubic_weights(float t, float w[4]) {
-  const float A = -0.5f;
+  const float A = -0.75f;
   w[0] = cubic_far(t + 1.0f, A);
   w[1] = cubic_near(t, A);
   w[2] = cubic_near(1.0f - t, A);
