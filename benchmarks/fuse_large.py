@@ -40,8 +40,13 @@ def measure(cmd: list[str]) -> tuple[float, int]:
     return wall, usage.ru_maxrss * 1024
 
 
-def median_of(cmd: list[str], repeat: int) -> tuple[float, int]:
-    runs = [measure(cmd) for _ in range(repeat)]
+def median_of(cmd: list[str], repeat: int, output: str) -> tuple[float, int]:
+    runs = []
+    for _ in range(repeat):
+        for path in (output, output + ".data"):  # each run writes a new file, none replaces one
+            if os.path.exists(path):
+                os.unlink(path)
+        runs.append(measure(cmd))
     return statistics.median(r[0] for r in runs), max(r[1] for r in runs)
 
 
@@ -57,9 +62,9 @@ def in_memory_case(work: str, repeat: int) -> None:
     onnx.save(model, src)
     del model
     size = os.path.getsize(src)
-    base_t, base_m = median_of([sys.executable, "-c", BASELINE, src, os.path.join(work, "copy.onnx")], repeat)
-    report = os.path.join(work, "report.json")
-    fuse_t, fuse_m = median_of(fuse_cmd(src, os.path.join(work, "fused.onnx"), report), repeat)
+    copy, fused, report = (os.path.join(work, n) for n in ("copy.onnx", "fused.onnx", "report.json"))
+    base_t, base_m = median_of([sys.executable, "-c", BASELINE, src, copy], repeat, copy)
+    fuse_t, fuse_m = median_of(fuse_cmd(src, fused, report), repeat, fused)
     rewrites = len(json.load(open(report))["rewrites"])
     print(f"model: {nodes} nodes, {size / 1e6:.0f} MB, {CHAINS} chains; fused {rewrites}")
     print(f"onnx.load+save : {base_t:6.2f} s  {base_m / 2**30:5.2f} GiB peak")
@@ -77,7 +82,8 @@ def external_case(work: str, repeat: int) -> None:
         onnx.save(model, src, save_as_external_data=True, location="model.onnx.data", size_threshold=1024)
         del model
         data = os.path.getsize(src + ".data")
-        t, m = median_of(fuse_cmd(src, os.path.join(folder, "fused.onnx")), repeat)
+        fused = os.path.join(folder, "fused.onnx")
+        t, m = median_of(fuse_cmd(src, fused), repeat, fused)
         times[label] = t
         print(f"external {label:>5}: {data / 1e9:5.2f} GB data, fuse {t:6.2f} s, {m / 2**30:5.2f} GiB peak")
         for f in os.listdir(folder):

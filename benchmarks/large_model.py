@@ -1,6 +1,7 @@
-"""A synthetic model shaped like a real network with many warps: residual Conv/Relu/Add blocks,
+"""A synthetic model shaped like a real export with many warps: residual Conv/Relu/Add blocks,
 with affine_grid -> grid_sample chains (native opset-20 pairs and dynamo-style
-decompositions with a constant base grid) spread among them."""
+decompositions with a constant base grid) spread among them, and value_info for every
+intermediate value as exporters write it."""
 
 from __future__ import annotations
 
@@ -49,6 +50,13 @@ def build(blocks: int, chains: int, weight_bytes: int, seed: int = 0) -> onnx.Mo
                               [helper.make_tensor_value_info(cur, TensorProto.FLOAT, [1, C, H, W])], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
     model.ir_version = 10
+    # Exporters store the shape of every intermediate value (torch.onnx runs shape inference
+    # before saving): so does this model, taken from inference on a weight-free copy.
+    light = onnx.ModelProto()
+    light.CopyFrom(model)
+    del light.graph.initializer[:]
+    light.graph.input.extend(helper.make_tensor_value_info(t.name, t.data_type, t.dims) for t in inits)
+    model.graph.value_info.extend(onnx.shape_inference.infer_shapes(light).graph.value_info)
     return model
 
 

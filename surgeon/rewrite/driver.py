@@ -25,15 +25,21 @@ MAX_PASSES = 32
 class NameAllocator:
     """Fresh names that clash with no node or value name anywhere in the model.
 
-    The model is scanned on the first request: runs that rewrite nothing never pay for it."""
+    Built on the first request from the main graph's index (bodies are scanned): runs that
+    rewrite nothing never pay for it."""
 
     def __init__(self, proto: ModelProto):
         self.proto = proto
+        self.root: GraphIndex | None = None  # set by the driver once the main graph is indexed
         self._used: set[str] | None = None
 
     def _scan(self) -> set[str]:
-        used: set[str] = set()
-        stack = [self.proto.graph]
+        root = self.root
+        used = set(root.producer) | set(root.initializers) | set(root.input_names)
+        stack = []
+        for node in root.nodes:
+            used.add(node.proto.name)
+            stack.extend(node.subgraphs())
         while stack:
             g = stack.pop()
             used.update(i.name for i in g.input)
@@ -133,6 +139,8 @@ class Driver:
 
     def _rewrite_graph(self, graph: GraphProto, parent: GraphIndex | None, scope: str) -> bool:
         index = GraphIndex(graph, parent)
+        if parent is None:
+            self.session.names.root = index
         changed = False
         orphans: set[str] = set()  # values whose readers went away: their producers may be dead
         for passes in range(MAX_PASSES + 1):
@@ -148,8 +156,9 @@ class Driver:
                 for pattern, match in found:
                     self._record(pattern, match, scope, [])
                 break
-            self._apply(index, found, scope, orphans)
-            index.reorder(toposort(index.compact()))
+            in_order = self._apply(index, found, scope, orphans)
+            nodes = index.compact()
+            index.reorder(sorted(nodes, key=lambda n: n.position) if in_order else toposort(nodes))
             changed = True
         if changed:
             self._remove_dead(index, orphans)
@@ -217,10 +226,14 @@ class Driver:
             warnings=list(match.warnings),
         ))
 
-    def _apply(self, index: GraphIndex, found, scope: str, orphans: set[str]) -> None:
+    def _apply(self, index: GraphIndex, found, scope: str, orphans: set[str]) -> bool:
+        """Rewrite every match; True when sorting by position still gives a topological order."""
+        in_order = True
         for pattern, match in found:
-            ctx = RewriteContext(index, self.session, pattern.name, max(n.position for n in match.nodes))
+            position = max(n.position for n in match.nodes)
+            ctx = RewriteContext(index, self.session, pattern.name, position)
             pattern.rewrite(ctx, match)
+            in_order = in_order and self._fits_at(index, match, ctx.new_nodes, position)
             made = {o for n in ctx.new_nodes for o in n.outputs}
             missing = [o for o in match.outputs if o not in made]
             if missing:
@@ -236,6 +249,22 @@ class Driver:
             self.rewritten_outputs.update(made)
             orphans.update(v for n in match.nodes for v in reads_of(n))
             self._record(pattern, match, scope, ctx.new_nodes)
+        return in_order
+
+    @staticmethod
+    def _fits_at(index: GraphIndex, match: Match, new_nodes: list[Node], position: float) -> bool:
+        """New nodes placed at ``position`` read only earlier values and are read only later."""
+        members = {id(n) for n in match.nodes}
+        made: set[str] = set()
+        for node in new_nodes:
+            for value in node.inputs:
+                producer = index.find_producer(value)
+                if value and value not in made and producer is not None and id(producer) not in members \
+                        and producer.position >= position:
+                    return False
+            made.update(node.outputs)
+        return all(reader.position > position or id(reader) in members
+                   for out in match.outputs for reader in index.consumers_of(out))
 
     def _check_written(self, index: GraphIndex, pattern: Pattern, match: Match, ctx, made: set[str]) -> None:
         """A pattern bug must not reach disk: each new node passes the ONNX checker and reads

@@ -12,6 +12,7 @@
 
 #include <stdint.h>
 
+#include <algorithm>
 #include <type_traits>
 
 #include "grid_sample_math.h"
@@ -32,7 +33,7 @@ inline bool fits_int32(const Image& im) { return im.D * im.H * im.W < (int64_t(1
 
 // Clamped so the offset arithmetic cannot overflow: the compiler then evaluates it for
 // every lane of a vectorised loop and selects afterwards.  Only in-range taps are used.
-inline int32_t clamp_tap(int32_t i, int32_t size) { return i < 0 ? 0 : (i >= size ? size - 1 : i); }
+inline int32_t clamp_tap(int32_t i, int32_t size) { return std::max(0, std::min(i, size - 1)); }
 
 // Pass 2 of the fast paths.  Pixels with off[j] < 0 go to rim(j) (the per-pixel math, all
 // channels); the others get apply(p, j) for each channel, p pointing at the pixel's first tap
@@ -78,9 +79,17 @@ inline void apply_channels(const float* x, int64_t C, int64_t plane, const int32
   }
 }
 
-// 0 <= i < n (n >= 0) in one unsigned compare: with the two-sided form GCC 12 gave up
-// vectorising the bilinear pass.
+// 0 <= i < n (n >= 0) in one unsigned compare: with two-sided tests GCC 12 gave up
+// vectorising some pass-1 loops ("no vectype").
 inline bool within(int32_t i, int32_t n) { return (uint32_t)i < (uint32_t)n; }
+
+// Runs f(IC<0>) or f(IC<1>): pass 1 specialised on align_corners, so unnormalize is one
+// formula instead of both and a select.
+template <typename F>
+inline void with_align_corners(int align_corners, const F& f) {
+  if (align_corners) f(std::integral_constant<int, 1>{});
+  else f(std::integral_constant<int, 0>{});
+}
 
 template <int PAD>
 void bilinear_fast_2d(const float* x, const Image& im, const float* gx, const float* gy, int len,
@@ -89,18 +98,20 @@ void bilinear_fast_2d(const float* x, const Image& im, const float* gx, const fl
   alignas(32) int32_t off[kChunk];  // first tap's offset; -1: a tap lies outside
   const int32_t H = (int32_t)im.H, W = (int32_t)im.W;
   const int ac = im.align_corners;
-  for (int j = 0; j < len; ++j) {
-    const float cx = source_coord<PAD>(gx[j], im.W, ac), cy = source_coord<PAD>(gy[j], im.H, ac);
-    const float fx = floorf(cx), fy = floorf(cy);
-    const float wx0 = (fx + 1.0f) - cx, wx1 = cx - fx, wy0 = (fy + 1.0f) - cy, wy1 = cy - fy;
-    w[0][j] = wx0 * wy0;
-    w[1][j] = wx1 * wy0;
-    w[2][j] = wx0 * wy1;
-    w[3][j] = wx1 * wy1;
-    const int32_t x0 = (int32_t)fx, y0 = (int32_t)fy;
-    const bool inside = within(x0, W - 1) & within(y0, H - 1);
-    off[j] = inside ? clamp_tap(y0, H) * W + clamp_tap(x0, W) : -1;
-  }
+  with_align_corners(ac, [&](auto AC) {
+    for (int j = 0; j < len; ++j) {
+      const float cx = source_coord<PAD>(gx[j], im.W, AC), cy = source_coord<PAD>(gy[j], im.H, AC);
+      const float fx = floorf(cx), fy = floorf(cy);
+      const float wx0 = (fx + 1.0f) - cx, wx1 = cx - fx, wy0 = (fy + 1.0f) - cy, wy1 = cy - fy;
+      w[0][j] = wx0 * wy0;
+      w[1][j] = wx1 * wy0;
+      w[2][j] = wx0 * wy1;
+      w[3][j] = wx1 * wy1;
+      const int32_t x0 = (int32_t)fx, y0 = (int32_t)fy;
+      const bool inside = within(x0, W - 1) & within(y0, H - 1);  // all four taps
+      off[j] = inside ? clamp_tap(y0, H) * W + clamp_tap(x0, W) : -1;
+    }
+  });
   apply_channels(
       x, im.C, im.H * im.W, off, len, y, ystride,
       [&](const float* p, int j) {
@@ -117,13 +128,15 @@ void nearest_fast_2d(const float* x, const Image& im, const float* gx, const flo
                      float* y, int64_t ystride) {
   alignas(32) int32_t off[kChunk];  // -1: outside, the output is 0
   const int32_t H = (int32_t)im.H, W = (int32_t)im.W;
-  const int ac = im.align_corners;
-  for (int j = 0; j < len; ++j) {
-    const int32_t ix = (int32_t)nearbyintf(source_coord<PAD>(gx[j], im.W, ac));
-    const int32_t iy = (int32_t)nearbyintf(source_coord<PAD>(gy[j], im.H, ac));
-    const bool inside = within(ix, W) & within(iy, H);
-    off[j] = inside ? clamp_tap(iy, H) * W + clamp_tap(ix, W) : -1;
-  }
+  const float xmax = (float)W, ymax = (float)H;
+  with_align_corners(im.align_corners, [&](auto AC) {
+    for (int j = 0; j < len; ++j) {
+      const float rx = nearbyintf(source_coord<PAD>(gx[j], im.W, AC));
+      const float ry = nearbyintf(source_coord<PAD>(gy[j], im.H, AC));
+      const bool inside = (rx >= 0.0f) & (rx < xmax) & (ry >= 0.0f) & (ry < ymax);
+      off[j] = inside ? clamp_tap((int32_t)ry, H) * W + clamp_tap((int32_t)rx, W) : -1;
+    }
+  });
   apply_channels(
       x, im.C, im.H * im.W, off, len, y, ystride, [](const float* p, int) { return *p; },
       [&](int j) {
@@ -137,24 +150,26 @@ void bicubic_fast_2d(const float* x, const Image& im, const float* gx, const flo
   alignas(32) float wx[4][kChunk], wy[4][kChunk];
   alignas(32) int32_t off[kChunk];  // top-left tap of the 4x4 window; -1: a tap lies outside
   const int32_t H = (int32_t)im.H, W = (int32_t)im.W;
-  const int32_t W3 = W > 3 ? W - 3 : 0, H3 = H > 3 ? H - 3 : 0;  // window starts that fit
+  const float xmax = (float)(W - 2), ymax = (float)(H - 2);
   const int ac = im.align_corners;
-  for (int j = 0; j < len; ++j) {
-    // Inside the image padding leaves every tap where it is, so only the rim needs it.
-    const float cx = unnormalize(gx[j], im.W, ac), cy = unnormalize(gy[j], im.H, ac);
-    const float fx = floorf(cx), fy = floorf(cy);
-    float a[4], b[4];
-    cubic_weights(cx - fx, a);
-    cubic_weights(cy - fy, b);
-    for (int k = 0; k < 4; ++k) {
-      wx[k][j] = a[k];
-      wy[k][j] = b[k];
+  with_align_corners(ac, [&](auto AC) {
+    for (int j = 0; j < len; ++j) {
+      // Inside the image padding leaves every tap where it is, so only the rim needs it.
+      const float cx = unnormalize(gx[j], im.W, AC), cy = unnormalize(gy[j], im.H, AC);
+      const float fx = floorf(cx), fy = floorf(cy);
+      float a[4], b[4];
+      cubic_weights(cx - fx, a);
+      cubic_weights(cy - fy, b);
+      for (int k = 0; k < 4; ++k) {
+        wx[k][j] = a[k];
+        wy[k][j] = b[k];
+      }
+      // The 4x4 window fits <=> 1 <= floor(c) <= size - 3 <=> 1 <= c < size - 2.
+      const bool inside = (cx >= 1.0f) & (cx < xmax) & (cy >= 1.0f) & (cy < ymax);
+      const float sx = safe_coord(fx), sy = safe_coord(fy);
+      off[j] = inside ? clamp_tap((int32_t)sy - 1, H) * W + clamp_tap((int32_t)sx - 1, W) : -1;
     }
-    const float sx = safe_coord(fx), sy = safe_coord(fy);
-    const int32_t x0 = (int32_t)sx, y0 = (int32_t)sy;
-    const bool inside = within(x0 - 1, W3) & within(y0 - 1, H3);  // the 4x4 window
-    off[j] = inside ? clamp_tap(y0 - 1, H) * W + clamp_tap(x0 - 1, W) : -1;
-  }
+  });
   apply_channels(
       x, im.C, im.H * im.W, off, len, y, ystride,
       [&](const float* p, int j) {
@@ -175,18 +190,20 @@ void trilinear_fast_3d(const float* x, const Image& im, const float* gx, const f
   alignas(32) float w[8][kChunk];
   alignas(32) int32_t off[kChunk];  // first tap's offset; -1: a tap lies outside
   const int32_t D = (int32_t)im.D, H = (int32_t)im.H, W = (int32_t)im.W;
+  const float xmax = (float)(W - 1), ymax = (float)(H - 1), zmax = (float)(D - 1);
   const int ac = im.align_corners;
-  for (int j = 0; j < len; ++j) {
-    const float cx = source_coord<PAD>(gx[j], im.W, ac), cy = source_coord<PAD>(gy[j], im.H, ac);
-    const float cz = source_coord<PAD>(gz[j], im.D, ac);
-    const float fx = floorf(cx), fy = floorf(cy), fz = floorf(cz);
-    const float wx[2] = {(fx + 1.0f) - cx, cx - fx}, wy[2] = {(fy + 1.0f) - cy, cy - fy};
-    const float wz[2] = {(fz + 1.0f) - cz, cz - fz};
-    for (int k = 0; k < 8; ++k) w[k][j] = (wx[k & 1] * wy[(k >> 1) & 1]) * wz[k >> 2];
-    const int32_t x0 = (int32_t)fx, y0 = (int32_t)fy, z0 = (int32_t)fz;
-    const bool inside = within(x0, W - 1) & within(y0, H - 1) & within(z0, D - 1);
-    off[j] = inside ? (clamp_tap(z0, D) * H + clamp_tap(y0, H)) * W + clamp_tap(x0, W) : -1;
-  }
+  with_align_corners(ac, [&](auto AC) {
+    for (int j = 0; j < len; ++j) {
+      const float cx = source_coord<PAD>(gx[j], im.W, AC), cy = source_coord<PAD>(gy[j], im.H, AC);
+      const float cz = source_coord<PAD>(gz[j], im.D, AC);
+      const float fx = floorf(cx), fy = floorf(cy), fz = floorf(cz);
+      const float wx[2] = {(fx + 1.0f) - cx, cx - fx}, wy[2] = {(fy + 1.0f) - cy, cy - fy};
+      const float wz[2] = {(fz + 1.0f) - cz, cz - fz};
+      for (int k = 0; k < 8; ++k) w[k][j] = (wx[k & 1] * wy[(k >> 1) & 1]) * wz[k >> 2];
+      const bool inside = (cx >= 0.0f) & (cx < xmax) & (cy >= 0.0f) & (cy < ymax) & (cz >= 0.0f) & (cz < zmax);
+      off[j] = inside ? (clamp_tap((int32_t)fz, D) * H + clamp_tap((int32_t)fy, H)) * W + clamp_tap((int32_t)fx, W) : -1;
+    }
+  });
   const int64_t HW = im.H * im.W;
   const int64_t tap[8] = {0, 1, W, W + 1, HW, HW + 1, HW + W, HW + W + 1};
   apply_channels(
@@ -204,14 +221,16 @@ void nearest_fast_3d(const float* x, const Image& im, const float* gx, const flo
                      const float* gz, int len, float* y, int64_t ystride) {
   alignas(32) int32_t off[kChunk];  // -1: outside, the output is 0
   const int32_t D = (int32_t)im.D, H = (int32_t)im.H, W = (int32_t)im.W;
-  const int ac = im.align_corners;
-  for (int j = 0; j < len; ++j) {
-    const int32_t ix = (int32_t)nearbyintf(source_coord<PAD>(gx[j], im.W, ac));
-    const int32_t iy = (int32_t)nearbyintf(source_coord<PAD>(gy[j], im.H, ac));
-    const int32_t iz = (int32_t)nearbyintf(source_coord<PAD>(gz[j], im.D, ac));
-    const bool inside = within(ix, W) & within(iy, H) & within(iz, D);
-    off[j] = inside ? (clamp_tap(iz, D) * H + clamp_tap(iy, H)) * W + clamp_tap(ix, W) : -1;
-  }
+  const float xmax = (float)W, ymax = (float)H, zmax = (float)D;
+  with_align_corners(im.align_corners, [&](auto AC) {
+    for (int j = 0; j < len; ++j) {
+      const float rx = nearbyintf(source_coord<PAD>(gx[j], im.W, AC));
+      const float ry = nearbyintf(source_coord<PAD>(gy[j], im.H, AC));
+      const float rz = nearbyintf(source_coord<PAD>(gz[j], im.D, AC));
+      const bool inside = (rx >= 0.0f) & (rx < xmax) & (ry >= 0.0f) & (ry < ymax) & (rz >= 0.0f) & (rz < zmax);
+      off[j] = inside ? (clamp_tap((int32_t)rz, D) * H + clamp_tap((int32_t)ry, H)) * W + clamp_tap((int32_t)rx, W) : -1;
+    }
+  });
   apply_channels(
       x, im.C, im.D * im.H * im.W, off, len, y, ystride, [](const float* p, int) { return *p; },
       [&](int j) {

@@ -148,9 +148,15 @@ SK_HD float reflect_coord(float c, int64_t twice_low, int64_t twice_high) {
   return (fmodf(flips, 2.0f) == 0.0f) ? extra + lo : span - extra + lo;
 }
 
-// Non-finite or huge coordinates become -100: out of bounds, and safe to convert to int
-// (torch's CUDA safe_downgrade_to_int_range).
-SK_HD float safe_coord(float c) { return (fabsf(c) < 1073741824.0f) ? c : -100.0f; }
+// Coordinates are clamped to +-2^30 so they convert to int safely; NaN goes to -2^30.  Past
+// the clamp every tap is outside any image, so the result is torch's (CUDA's
+// safe_downgrade_to_int_range sends such coordinates to -100, also outside).  Written as two
+// selects that compile to max/min, so the CPU loops stay vectorised.
+SK_HD float safe_coord(float c) {
+  const float big = 1073741824.0f;
+  c = c > -big ? c : -big;
+  return c < big ? c : big;
+}
 
 // Padding applied to a pixel-space coordinate (torch's compute_coordinates).
 template <int PAD>

@@ -1,0 +1,164 @@
+"""Speed of the fused CPU kernel (surgeon.kernels.fused_grid_sample) against baselines measured
+in the same run: torch (affine_grid + grid_sample), onnxruntime (an opset-20 AffineGrid +
+GridSample model) and cv2.warpAffine (theta turned into its pixel-space inverse map).  On a
+GPU, also the CUDA kernel against torch on the GPU, with the memory bandwidth achieved.
+
+    python benchmarks/kernels.py [--reps 15] [--threads 1 2]
+
+Each timing is the median of --reps runs, the implementations taking turns so that a noisy
+machine hurts them alike.  Ratios are baseline time / our time: above 1, we are faster.
+cv2 runs on channels-last copies made beforehand (its native layout) and, for a batch, one
+call per image; its bilinear uses 1/32-pixel fixed point, so its output differs slightly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+
+import numpy as np
+
+SHAPES = [(1, 3, 512, 512), (1, 3, 1024, 1024), (8, 3, 256, 256), (1, 64, 128, 128)]
+THETA = np.array([[0.9, 0.2, 0.05], [-0.15, 0.95, -0.1]], np.float32)  # rotate, shear, shift
+
+
+def median_ms(fns: dict, reps: int) -> dict:
+    for fn in fns.values():
+        fn()  # warm up: libraries built and loaded, buffers touched
+    times = {name: [] for name in fns}
+    for _ in range(reps):
+        for name, fn in fns.items():
+            start = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(t) * 1e3 for name, t in times.items()}
+
+
+def ort_session(n, c, h, w, threads):
+    import onnx
+    import onnxruntime as ort
+    from onnx import TensorProto, helper
+
+    size = helper.make_tensor("size", TensorProto.INT64, [4], [n, c, h, w])
+    graph = helper.make_graph(
+        [helper.make_node("AffineGrid", ["theta", "size"], ["grid"], align_corners=0),
+         helper.make_node("GridSample", ["x", "grid"], ["y"], mode="linear", padding_mode="zeros", align_corners=0)],
+        "affine_warp",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [n, c, h, w]),
+         helper.make_tensor_value_info("theta", TensorProto.FLOAT, [n, 2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [n, c, h, w])],
+        initializer=[size])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1
+    return ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+
+
+def cv2_matrix(theta, h, w, ho, wo):
+    """torch's normalised theta (align_corners=False) as the pixel-space map cv2 calls
+    WARP_INVERSE_MAP: source pixel = M @ (output x, output y, 1)."""
+    rows = []
+    for k, size in ((0, w), (1, h)):
+        a, b, t = theta[k]
+        rows.append([size * a / wo, size * b / ho,
+                     size / 2 * (a * (1 / wo - 1) + b * (1 / ho - 1) + t + 1) - 0.5])
+    return np.array(rows, np.float64)
+
+
+def cpu_rows(reps: int, thread_counts) -> None:
+    import cv2
+    import torch
+    import torch.nn.functional as F
+
+    import surgeon.kernels as K
+
+    print("CPU, float32, bilinear, zeros, align_corners=0; median ms; ratio = baseline / fused")
+    print(f"{'shape':>18} {'thr':>3} {'fused':>8} {'torch':>8} {'x':>5} {'ort':>8} {'x':>5} {'cv2':>8} {'x':>5}")
+    for n, c, h, w in SHAPES:
+        rng = np.random.default_rng(0)
+        x = rng.random((n, c, h, w), np.float32)
+        theta = np.repeat(THETA[None], n, 0)
+        tx, tt = torch.from_numpy(x), torch.from_numpy(theta)
+        hwc = [np.ascontiguousarray(x[i].transpose(1, 2, 0)) for i in range(n)]
+        m = cv2_matrix(THETA, h, w, h, w)
+        # The baselines compute what we compute (cv2 up to its fixed point).
+        ours = K.fused_grid_sample(x, theta, (h, w))
+        ref = F.grid_sample(tx, F.affine_grid(tt, (n, c, h, w), align_corners=False), align_corners=False).numpy()
+        assert np.abs(ours - ref).max() < 1e-5
+        for threads in thread_counts:
+            torch.set_num_threads(threads)
+            cv2.setNumThreads(threads)
+            sess = ort_session(n, c, h, w, threads)
+            # onnxruntime rounds its grid differently: ~1e-4 apart at 1024 pixels
+            assert np.abs(sess.run(None, {"x": x, "theta": theta})[0] - ref).max() < 1e-3
+            assert np.abs(cv2.warpAffine(hwc[0], m, (w, h), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP)
+                          .reshape(h, w, c).transpose(2, 0, 1) - ref[0]).max() < 0.05
+
+            def torch_fn():
+                return F.grid_sample(tx, F.affine_grid(tt, (n, c, h, w), align_corners=False), align_corners=False)
+
+            t = median_ms({
+                "fused": lambda: K.fused_grid_sample(x, theta, (h, w), num_threads=threads),
+                "torch": torch_fn,
+                "ort": lambda: sess.run(None, {"x": x, "theta": theta}),
+                "cv2": lambda: [cv2.warpAffine(img, m, (w, h), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP)
+                                for img in hwc],
+            }, reps)
+            f = t["fused"]
+            print(f"{f'{n}x{c}x{h}x{w}':>18} {threads:>3} {f:8.3f} {t['torch']:8.3f} {t['torch'] / f:5.1f} "
+                  f"{t['ort']:8.3f} {t['ort'] / f:5.1f} {t['cv2']:8.3f} {t['cv2'] / f:5.1f}")
+
+
+def gpu_rows(reps: int) -> None:
+    import torch
+    import torch.nn.functional as F
+
+    import surgeon.kernels as K
+
+    if not torch.cuda.is_available():
+        print("\nGPU: no CUDA device, skipped")
+        return
+    print(f"\nGPU ({torch.cuda.get_device_name()}), float32, bilinear, zeros; median ms; "
+          "GB/s = (input read + output written) / time")
+    print(f"{'shape':>18} {'fused':>8} {'GB/s':>7} {'torch':>8} {'GB/s':>7} {'x':>5}")
+    for n, c, h, w in SHAPES + [(16, 64, 256, 256)]:
+        x = torch.rand(n, c, h, w, device="cuda")
+        theta = torch.from_numpy(np.repeat(THETA[None], n, 0)).cuda()
+
+        def torch_fn():
+            return F.grid_sample(x, F.affine_grid(theta, (n, c, h, w), align_corners=False), align_corners=False)
+
+        assert (K.fused_grid_sample(x, theta, (h, w)) - torch_fn()).abs().max().item() < 1e-5
+        times = {}
+        for name, fn in (("fused", lambda: K.fused_grid_sample(x, theta, (h, w))), ("torch", torch_fn)):
+            for _ in range(3):
+                fn()
+            samples = []
+            for _ in range(reps):
+                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                start.record()
+                fn()
+                end.record()
+                end.synchronize()
+                samples.append(start.elapsed_time(end))
+            times[name] = statistics.median(samples)
+        gbytes = 2 * x.numel() * 4 / 1e9
+        f, t = times["fused"], times["torch"]
+        print(f"{f'{n}x{c}x{h}x{w}':>18} {f:8.3f} {gbytes / f * 1e3:7.0f} {t:8.3f} {gbytes / t * 1e3:7.0f} {t / f:5.1f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=15)
+    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    args = parser.parse_args()
+    print(f"CPUs available: {len(os.sched_getaffinity(0))}")
+    cpu_rows(args.reps, args.threads)
+    gpu_rows(args.reps)
+
+
+if __name__ == "__main__":
+    main()
