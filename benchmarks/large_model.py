@@ -55,7 +55,9 @@ def build(blocks: int, chains: int, weight_bytes: int, seed: int = 0) -> onnx.Mo
     light = onnx.ModelProto()
     light.CopyFrom(model)
     del light.graph.initializer[:]
-    light.graph.input.extend(helper.make_tensor_value_info(t.name, t.data_type, t.dims) for t in inits)
+    light.graph.initializer.extend(t for t in inits if np.prod(t.dims) <= 64)  # shape tensors
+    light.graph.input.extend(helper.make_tensor_value_info(t.name, t.data_type, t.dims)
+                             for t in inits if np.prod(t.dims) > 64)
     model.graph.value_info.extend(onnx.shape_inference.infer_shapes(light).graph.value_info)
     return model
 

@@ -32,7 +32,7 @@ def repair_shapes(proto: ModelProto, declared: dict[str, tuple], rewritten: set[
             _merge_output(outputs[name], elem, dims, prefer_new=True)
     # A rewrite keeps the values it replaces, so fully static shapes downstream stay right;
     # symbolic ones may be an exporter's placeholders: forget them and infer again.
-    if all(_static(vi) for vi in graph.value_info) and all(_static(o) for o in graph.output):
+    if all(_static(vi) for vi in graph.value_info if vi.name not in declared) and all(_static(o) for o in graph.output):
         return  # nothing symbolic anywhere: nothing to repair (and no graph walk to pay for)
     affected = {
         name for name in _downstream(graph, rewritten) - set(declared)

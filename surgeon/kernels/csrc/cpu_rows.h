@@ -190,7 +190,6 @@ void trilinear_fast_3d(const float* x, const Image& im, const float* gx, const f
   alignas(32) float w[8][kChunk];
   alignas(32) int32_t off[kChunk];  // first tap's offset; -1: a tap lies outside
   const int32_t D = (int32_t)im.D, H = (int32_t)im.H, W = (int32_t)im.W;
-  const float xmax = (float)(W - 1), ymax = (float)(H - 1), zmax = (float)(D - 1);
   const int ac = im.align_corners;
   with_align_corners(ac, [&](auto AC) {
     for (int j = 0; j < len; ++j) {
@@ -200,8 +199,9 @@ void trilinear_fast_3d(const float* x, const Image& im, const float* gx, const f
       const float wx[2] = {(fx + 1.0f) - cx, cx - fx}, wy[2] = {(fy + 1.0f) - cy, cy - fy};
       const float wz[2] = {(fz + 1.0f) - cz, cz - fz};
       for (int k = 0; k < 8; ++k) w[k][j] = (wx[k & 1] * wy[(k >> 1) & 1]) * wz[k >> 2];
-      const bool inside = (cx >= 0.0f) & (cx < xmax) & (cy >= 0.0f) & (cy < ymax) & (cz >= 0.0f) & (cz < zmax);
-      off[j] = inside ? (clamp_tap((int32_t)fz, D) * H + clamp_tap((int32_t)fy, H)) * W + clamp_tap((int32_t)fx, W) : -1;
+      const int32_t x0 = (int32_t)fx, y0 = (int32_t)fy, z0 = (int32_t)fz;
+      const bool inside = within(x0, W - 1) & within(y0, H - 1) & within(z0, D - 1);  // all 8 taps
+      off[j] = inside ? (clamp_tap(z0, D) * H + clamp_tap(y0, H)) * W + clamp_tap(x0, W) : -1;
     }
   });
   const int64_t HW = im.H * im.W;
