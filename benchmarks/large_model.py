@@ -90,3 +90,25 @@ def _warp(nodes, inits, src: str, i: int, dynamo: bool, rng) -> str:
     nodes.append(helper.make_node("GridSample", [src, f"g{i}"], [f"w{i}_out"], name=f"sample{i}",
                                   mode="linear", padding_mode="zeros", align_corners=0))
     return f"w{i}_out"
+
+
+def main() -> None:
+    """Write a model to disk from its own process, so the benchmark's process stays small
+    (a forked child's peak memory would otherwise include the parent's)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description="write the synthetic benchmark model")
+    parser.add_argument("out")
+    parser.add_argument("--blocks", type=int, default=9800)
+    parser.add_argument("--chains", type=int, default=200)
+    parser.add_argument("--weight-bytes", type=int, default=370_000_000)
+    parser.add_argument("--external", action="store_true", help="weights in OUT.data")
+    args = parser.parse_args()
+    model = build(args.blocks, args.chains, args.weight_bytes)
+    location = __import__("os").path.basename(args.out) + ".data"
+    onnx.save(model, args.out, save_as_external_data=args.external, location=location, size_threshold=1024)
+    print(len(model.graph.node))
+
+
+if __name__ == "__main__":
+    main()

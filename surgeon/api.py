@@ -48,7 +48,7 @@ def fuse(model: ModelProto | str | os.PathLike, output: str | os.PathLike | None
          plugins: Iterable[str] = (), target: str | None = None, input_shapes: dict | None = None,
          dry_run: bool = False, external_data: bool | None = None, options: dict | None = None,
          validate: bool = False, force: bool = False, atol: float | None = None,
-         rtol: float | None = None) -> FuseResult:
+         rtol: float | None = None, keep_model: bool = True) -> FuseResult:
     """Rewrite every match of the enabled patterns.
 
     ``model`` is a path or a ModelProto (never modified). ``patterns`` overrides discovery;
@@ -56,7 +56,8 @@ def fuse(model: ModelProto | str | os.PathLike, output: str | os.PathLike | None
     asks patterns for an alternative form; ``input_shapes`` fixes input dims first so shape
     computations fold. With ``output``, the result is written atomically (unless ``dry_run``).
     ``validate`` checks the result against the original on the reference kernels first and
-    refuses to write one that fails (unless ``force``).
+    refuses to write one that fails (unless ``force``). ``keep_model=False`` lets the writer
+    move weights out of the returned model instead of copying them (for callers that discard it).
     """
     loaded = _loaded(model)
     chosen, warnings = _patterns(patterns, list(only), list(skip), list(plugins))
@@ -78,7 +79,7 @@ def fuse(model: ModelProto | str | os.PathLike, output: str | os.PathLike | None
             raise SurgeonError(f"validation failed: {failures[0] if failures else 'nothing compared'}; "
                                "output not written (--force writes it anyway)")
     if output is not None and not dry_run:
-        save_model(loaded, output, external_data=external_data)
+        save_model(loaded, output, external_data=external_data, restore=keep_model)
     return FuseResult(loaded.proto, report, warnings, validation)
 
 

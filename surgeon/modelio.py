@@ -226,68 +226,114 @@ def check_output_path(out_path: str, loaded: LoadedModel) -> None:
         raise SurgeonError(f"{out_path}: is a folder")
 
 
-def _copy_range(src_path: str, offset: int, length: int, dst) -> None:
+def _copy_range(src, offset: int, length: int, dst) -> None:
     """Kernel-side copy of a byte range (no trip through Python memory)."""
-    with open(src_path, "rb") as src:
-        remaining, pos = length, offset
-        while remaining > 0:
-            try:
-                n = os.copy_file_range(src.fileno(), dst.fileno(), remaining, pos)
-            except OSError:
-                n = 0
-            if n <= 0:  # not supported across these files: plain chunked copy
-                src.seek(pos)
-                while remaining > 0:
-                    chunk = src.read(min(remaining, 64 << 20))
-                    if not chunk:
-                        raise SurgeonError(f"{src_path}: external data ended early")
-                    dst.write(chunk)
-                    remaining -= len(chunk)
-                return
-            remaining -= n
-            pos += n
+    remaining, pos = length, offset
+    while remaining > 0:
+        try:
+            n = os.copy_file_range(src.fileno(), dst.fileno(), remaining, pos)
+        except OSError:
+            n = 0
+        if n <= 0:  # not supported across these files: plain chunked copy
+            src.seek(pos)
+            while remaining > 0:
+                chunk = src.read(min(remaining, 64 << 20))
+                if not chunk:
+                    raise SurgeonError(f"{src.name}: external data ended early")
+                dst.write(chunk)
+                remaining -= len(chunk)
+            return
+        remaining -= n
+        pos += n
 
 
-def _externalise(loaded: LoadedModel, data_file, location: str) -> list[tuple[TensorProto, bytes | None]]:
+class _DataWriter:
+    """Appends tensors to the new data file. Tensors that already live in external data are
+    copied file to file, and neighbours in the source are copied as one range with their
+    layout kept, so a 3 GB model costs a few large copies, not one call per weight."""
+
+    GAP = 4096  # source bytes between two tensors that are copied along rather than split on
+
+    def __init__(self, data_file):
+        self.out = data_file
+        self.offset = 0
+        self.sources: dict[str, object] = {}
+        self.run: list | None = None  # [path, source start, source end, output start]
+
+    def _align(self, to: int) -> None:
+        pad = (-self.offset) % to
+        if pad:
+            self.out.write(b"\0" * pad)
+            self.offset += pad
+
+    def copy(self, ref: ExternalRef) -> int:
+        run = self.run
+        if run and run[0] == ref.path and run[2] <= ref.offset <= run[2] + self.GAP:
+            run[2] = max(run[2], ref.offset + ref.length)
+            return run[3] + ref.offset - run[1]
+        self.flush()
+        self._align(4096)
+        self.run = [ref.path, ref.offset, ref.offset + ref.length, self.offset]
+        return self.offset
+
+    def write(self, raw: bytes) -> int:
+        self.flush()
+        self._align(64)  # aligned for engines that mmap the file
+        at = self.offset
+        self.out.write(raw)
+        self.offset += len(raw)
+        return at
+
+    def flush(self) -> None:
+        if self.run is None:
+            return
+        path, start, end, _ = self.run
+        self.run = None
+        if path not in self.sources:
+            self.sources[path] = open(path, "rb")
+        self.out.flush()
+        _copy_range(self.sources[path], start, end - start, self.out)
+        self.offset += end - start
+        self.out.seek(self.offset)
+
+    def close(self) -> None:
+        self.flush()
+        self.out.flush()
+        for f in self.sources.values():
+            f.close()
+
+
+def _externalise(loaded: LoadedModel, data_file, location: str, restore: bool) -> list:
     """Point every large tensor at ``data_file``; returns what is needed to undo it."""
     undo = []
-    offset = 0
-    for tensor in iter_tensors(loaded.proto.graph):
-        ref = loaded.external.get(tensor.name) if tensor.data_location == TensorProto.EXTERNAL else None
-        if ref is None:
-            if tensor.HasField("raw_data"):
-                raw = tensor.raw_data
+    writer = _DataWriter(data_file)
+    try:
+        for tensor in iter_tensors(loaded.proto.graph):
+            ref = loaded.external.get(tensor.name) if tensor.data_location == TensorProto.EXTERNAL else None
+            if ref is not None:
+                offset, length = writer.copy(ref), ref.length
+                undo.append((tensor, None, list(tensor.external_data)))
             else:
-                if tensor.ByteSize() < EXTERNAL_THRESHOLD:
+                if tensor_nbytes(tensor) < EXTERNAL_THRESHOLD:
                     continue
-                raw = numpy_helper.from_array(numpy_helper.to_array(tensor)).raw_data
-            if len(raw) < EXTERNAL_THRESHOLD:
-                continue
-        pad = (-offset) % 64  # keep tensors aligned for engines that mmap the file
-        if pad:
-            data_file.write(b"\0" * pad)
-            offset += pad
-        if ref is not None:
-            data_file.flush()
-            _copy_range(ref.path, ref.offset, ref.length, data_file)
-            length = ref.length
-            undo.append((tensor, None, list(tensor.external_data)))
-        else:
-            data_file.write(raw)
-            length = len(raw)
-            saved = TensorProto()
-            saved.CopyFrom(tensor)
-            undo.append((tensor, saved, None))
-            tensor.ClearField("raw_data")
-            for fname in ("float_data", "int32_data", "int64_data", "double_data", "uint64_data", "string_data"):
-                tensor.ClearField(fname)
-        del tensor.external_data[:]
-        tensor.data_location = TensorProto.EXTERNAL
-        for key, value in (("location", location), ("offset", str(offset)), ("length", str(length))):
-            entry = tensor.external_data.add()
-            entry.key, entry.value = key, value
-        offset += length
-    data_file.flush()
+                raw = tensor.raw_data if tensor.HasField("raw_data") else \
+                    numpy_helper.from_array(numpy_helper.to_array(tensor)).raw_data
+                offset, length = writer.write(raw), len(raw)
+                if restore:  # the caller keeps using the model: put the data back afterwards
+                    saved = TensorProto()
+                    saved.CopyFrom(tensor)
+                    undo.append((tensor, saved, None))
+                del raw
+                for fname in ("raw_data", "float_data", "int32_data", "int64_data", "double_data",
+                              "uint64_data", "string_data"):
+                    tensor.ClearField(fname)
+            del tensor.external_data[:]
+            tensor.data_location = TensorProto.EXTERNAL
+            for key, value in (("location", location), ("offset", str(offset)), ("length", str(length))):
+                entry = tensor.external_data.add()
+                entry.key, entry.value = key, value
+    finally:
+        writer.close()
     return undo
 
 
@@ -300,8 +346,13 @@ def _restore(undo) -> None:
             tensor.external_data.extend(external)
 
 
-def save_model(loaded: LoadedModel, out_path: str | os.PathLike, external_data: bool | None = None) -> None:
-    """Write atomically. ``external_data=None`` keeps the input's choice, and turns it on past 2 GB."""
+def save_model(loaded: LoadedModel, out_path: str | os.PathLike, external_data: bool | None = None,
+               restore: bool = True) -> None:
+    """Write atomically. ``external_data=None`` keeps the input's choice, and turns it on past 2 GB.
+
+    Writing external data points the model's tensors at the new file; ``restore`` puts them
+    back afterwards (callers that discard the model pass False and save a copy of the weights).
+    """
     out_path = os.fspath(out_path)
     check_output_path(out_path, loaded)
     # Sizing the weights from their dims: upb's ByteSize() encodes the whole model to count it.
@@ -320,7 +371,7 @@ def save_model(loaded: LoadedModel, out_path: str | os.PathLike, external_data: 
             fd, data_tmp = tempfile.mkstemp(prefix=f".{name}.data.", suffix=".tmp", dir=folder)
             temps.append(data_tmp)
             with os.fdopen(fd, "wb") as data_file:
-                undo = _externalise(loaded, data_file, name + ".data")
+                undo = _externalise(loaded, data_file, name + ".data", restore)
         else:
             _internalise(loaded)
         payload = loaded.proto.SerializeToString()

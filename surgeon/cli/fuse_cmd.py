@@ -33,7 +33,8 @@ def fuse(input_path, output_path, only, skip, plugins, input_shapes, target, dry
     """
     result = api.fuse(input_path, None if dry_run else output_path, only=only, skip=skip, plugins=plugins,
                       target=target, input_shapes=parse_shapes(input_shapes), dry_run=dry_run,
-                      external_data=external_data, validate=validate, force=force, atol=atol, rtol=rtol)
+                      external_data=external_data, validate=validate, force=force, atol=atol, rtol=rtol,
+                      keep_model=False)
     for w in result.warnings:
         warn(w)
     click.echo(result.report.summary())

@@ -26,7 +26,7 @@ from pathlib import Path
 CSRC = Path(__file__).resolve().parent / "csrc"
 
 SHARED_HEADERS = ("grid_sample_math.h", "locations.h", "abi_checks.h", "surgeon_kernels.h")
-CPU_SOURCES = ("cpu_kernels.cpp", "cpu_rows.h", "thread_pool.h") + SHARED_HEADERS
+CPU_SOURCES = ("cpu_kernels.cpp", "cpu_rows.h", "cpu_simd.h", "thread_pool.h") + SHARED_HEADERS
 CUDA_SOURCES = ("cuda_kernels.cu",) + SHARED_HEADERS
 
 CPU_LIBRARY = "libsurgeon_kernels_cpu.so"

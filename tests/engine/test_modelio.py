@@ -188,3 +188,37 @@ def test_dry_run_and_inspect_write_nothing(model_path, tmp_path):
     assert code == 0 and "would rewrite 1" in out and "out.onnx" not in files(tmp_path)
     code, out = run("inspect", model_path, *PLUGIN)
     assert code == 0 and "would rewrite 1" in out and "relu-neg: neg (Neg)" in out
+
+
+def test_external_tensors_out_of_order_with_gaps_keep_their_values(tmp_path):
+    """The writer copies neighbouring source ranges as one: layout, gaps and order must not
+    mix tensors up."""
+    src = tmp_path / "src"
+    src.mkdir()
+    rng = np.random.default_rng(1)
+    weights = {f"w{i}": rng.standard_normal(1000 + 300 * i).astype(np.float32) for i in range(5)}
+    layout = [("w3", 0), ("w0", 7600 + 16), ("w4", 20000), ("w1", 40000), ("w2", 40000 + 5200 + 4000)]
+    blob = bytearray(70000)
+    m = relu_neg_model()
+    nodes = []
+    prev = "y"
+    for name, offset in sorted(layout):  # graph order differs from file order
+        raw = weights[name].tobytes()
+        blob[offset:offset + len(raw)] = raw
+        tensor = onnx.TensorProto(name=name, data_type=TensorProto.FLOAT, dims=[len(weights[name])],
+                                  data_location=TensorProto.EXTERNAL)
+        for key, value in (("location", "w.bin"), ("offset", str(offset)), ("length", str(len(raw)))):
+            tensor.external_data.add(key=key, value=value)
+        m.graph.initializer.append(tensor)
+        nodes.append(helper.make_node("Size", [name], [f"s_{name}"]))
+        m.graph.output.append(helper.make_tensor_value_info(f"s_{name}", TensorProto.INT64, []))
+    m.graph.node.extend(nodes)
+    (src / "w.bin").write_bytes(bytes(blob))
+    onnx.save(m, src / "in.onnx")
+    code, out = run("fuse", src / "in.onnx", tmp_path / "out.onnx", *PLUGIN)
+    assert code == 0, out
+    fused = onnx.load(tmp_path / "out.onnx")  # reads out.onnx.data
+    got = {t.name: onnx.numpy_helper.to_array(t) for t in fused.graph.initializer}
+    for name, value in weights.items():
+        np.testing.assert_array_equal(got[name], value)
+    assert (src / "w.bin").read_bytes() == bytes(blob)

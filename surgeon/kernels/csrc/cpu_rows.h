@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "cpu_simd.h"
 #include "grid_sample_math.h"
 
 namespace sk {
@@ -28,8 +29,12 @@ struct Image {
   int align_corners;
 };
 
-// The fast paths address taps with int32 offsets.
-inline bool fits_int32(const Image& im) { return im.D * im.H * im.W < (int64_t(1) << 31); }
+// The fast paths address taps with int32 offsets, and test sizes minus coordinates (each
+// within +-2^30) in int32.
+inline bool fits_int32(const Image& im) {
+  const int64_t lim = int64_t(1) << 30;
+  return im.D * im.H * im.W < 2 * lim && im.D < lim && im.H < lim && im.W < lim;
+}
 
 // Clamped so the offset arithmetic cannot overflow: the compiler then evaluates it for
 // every lane of a vectorised loop and selects afterwards.  Only in-range taps are used.
@@ -79,6 +84,10 @@ inline void apply_channels(const float* x, int64_t C, int64_t plane, const int32
   }
 }
 
+// Pass-1 offsets below 0: the pixel has a tap outside (kRim: the per-pixel math decides), or
+// every tap outside, so that with zero padding it is 0 (kNoTaps; padding that moves
+// coordinates never produces it, as they then stay inside).
+constexpr int32_t kRim = -1, kNoTaps = -2;
 // 0 <= i < n (n >= 0) in one unsigned compare: with two-sided tests GCC 12 gave up
 // vectorising some pass-1 loops ("no vectype").
 inline bool within(int32_t i, int32_t n) { return (uint32_t)i < (uint32_t)n; }
@@ -94,8 +103,8 @@ inline void with_align_corners(int align_corners, const F& f) {
 template <int PAD>
 void bilinear_fast_2d(const float* x, const Image& im, const float* gx, const float* gy, int len,
                       float* y, int64_t ystride) {
-  alignas(32) float w[4][kChunk];
-  alignas(32) int32_t off[kChunk];  // first tap's offset; -1: a tap lies outside
+  alignas(32) float wt[2 * kChunk], wb[2 * kChunk];  // (w00, w01), (w10, w11) per pixel
+  alignas(32) int32_t off[kChunk];                   // first tap's offset; -1: a tap lies outside
   const int32_t H = (int32_t)im.H, W = (int32_t)im.W;
   const int ac = im.align_corners;
   with_align_corners(ac, [&](auto AC) {
@@ -103,24 +112,25 @@ void bilinear_fast_2d(const float* x, const Image& im, const float* gx, const fl
       const float cx = source_coord<PAD>(gx[j], im.W, AC), cy = source_coord<PAD>(gy[j], im.H, AC);
       const float fx = floorf(cx), fy = floorf(cy);
       const float wx0 = (fx + 1.0f) - cx, wx1 = cx - fx, wy0 = (fy + 1.0f) - cy, wy1 = cy - fy;
-      w[0][j] = wx0 * wy0;
-      w[1][j] = wx1 * wy0;
-      w[2][j] = wx0 * wy1;
-      w[3][j] = wx1 * wy1;
+      wt[2 * j] = wx0 * wy0;
+      wt[2 * j + 1] = wx1 * wy0;
+      wb[2 * j] = wx0 * wy1;
+      wb[2 * j + 1] = wx1 * wy1;
       const int32_t x0 = (int32_t)fx, y0 = (int32_t)fy;
-      const bool inside = within(x0, W - 1) & within(y0, H - 1);  // all four taps
-      off[j] = inside ? clamp_tap(y0, H) * W + clamp_tap(x0, W) : -1;
+      // Sign tests as one OR: all four taps inside <=> 0 <= x0 <= W-2 and 0 <= y0 <= H-2;
+      // none inside <=> x0 < -1 or x0 > W-1 or the like for y0.
+      const bool inside = (x0 | (W - 2 - x0) | y0 | (H - 2 - y0)) >= 0;
+      const bool none = PAD == kZeros && ((x0 + 1) | (W - 1 - x0) | (y0 + 1) | (H - 1 - y0)) < 0;
+      off[j] = inside ? (int32_t)((uint32_t)y0 * (uint32_t)W + (uint32_t)x0) : (none ? kNoTaps : kRim);
     }
   });
-  apply_channels(
-      x, im.C, im.H * im.W, off, len, y, ystride,
-      [&](const float* p, int j) {
-        float acc = fmaf(w[0][j], p[0], 0.0f);
-        acc = fmaf(w[1][j], p[1], acc);
-        acc = fmaf(w[2][j], p[W], acc);
-        return fmaf(w[3][j], p[W + 1], acc);
-      },
-      [&](int j) { bilinear_2d<PAD>(x, im.C, im.H, im.W, gx[j], gy[j], ac, y + j, ystride); });
+  bilinear_apply(x, im.C, im.H * im.W, W, off, wt, wb, len, y, ystride, [&](int j) {
+    if (off[j] == kNoTaps) {
+      for (int64_t c = 0; c < im.C; ++c) y[c * ystride + j] = 0.0f;
+    } else {
+      bilinear_2d<PAD>(x, im.C, im.H, im.W, gx[j], gy[j], ac, y + j, ystride);
+    }
+  });
 }
 
 template <int PAD>

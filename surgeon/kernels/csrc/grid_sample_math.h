@@ -212,11 +212,18 @@ SK_HD int64_t cubic_tap(float pos, int64_t size, int align_corners) {
   return in_range(i, size) ? i : -1;
 }
 
+// The bilinear sum, in the order the CPU's SIMD path computes it (x-adjacent taps side by
+// side in a vector, the two rows fused, then the pair added): fixed here for every build.
+SK_HD float bilinear_sum(float w00, float w01, float w10, float w11, float v00, float v01, float v10,
+                         float v11) {
+  return fmaf(w10, v10, w00 * v00) + fmaf(w11, v11, w01 * v01);
+}
+
 // ---------------------------------------------------------------- one output pixel
 // Each function samples one output location for all C channels.  x points at the image's
 // first channel (plane elements apart), y at the output pixel (ystride elements between
-// channels).  Out-of-image taps are skipped, as torch skips them.  The accumulation order
-// (0, then fmaf per tap in row-major tap order) is the one the CPU SIMD paths reproduce.
+// channels).  Out-of-image taps read as 0 (bilinear) or are skipped, as torch does.  The
+// accumulation orders are the ones the CPU fast paths reproduce.
 
 template <int PAD, typename T>
 SK_HD void bilinear_2d(const T* __restrict__ x, int64_t C, int64_t H, int64_t W, float gx, float gy,
@@ -229,12 +236,9 @@ SK_HD void bilinear_2d(const T* __restrict__ x, int64_t C, int64_t H, int64_t W,
   const int64_t plane = H * W, o = ty.i0 * W + tx.i0;
   for (int64_t c = 0; c < C; ++c) {
     const T* p = x + c * plane;
-    float acc = 0.0f;
-    if (vy0 && vx0) acc = fmaf(w00, to_float(p[o]), acc);
-    if (vy0 && vx1) acc = fmaf(w01, to_float(p[o + 1]), acc);
-    if (vy1 && vx0) acc = fmaf(w10, to_float(p[o + W]), acc);
-    if (vy1 && vx1) acc = fmaf(w11, to_float(p[o + W + 1]), acc);
-    y[c * ystride] = from_float<T>(acc);
+    const float v00 = (vy0 && vx0) ? to_float(p[o]) : 0.0f, v01 = (vy0 && vx1) ? to_float(p[o + 1]) : 0.0f;
+    const float v10 = (vy1 && vx0) ? to_float(p[o + W]) : 0.0f, v11 = (vy1 && vx1) ? to_float(p[o + W + 1]) : 0.0f;
+    y[c * ystride] = from_float<T>(bilinear_sum(w00, w01, w10, w11, v00, v01, v10, v11));
   }
 }
 
