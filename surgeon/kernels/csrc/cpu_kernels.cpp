@@ -58,11 +58,12 @@ void parallel_rows(int threads, int64_t rows, const Fn& fn) {
 // Output tiles: rows [i0, i1) x columns [j0, j1) of output plane p (one (n, d) pair).  The
 // fast samplers walk a tile row by row; a tile's input footprint stays in L1/L2 even when
 // theta rotates, where whole output rows would sweep the image through the cache.
-int64_t g_tile_rows = 16, g_tile_cols = 128;
+// 16 x 128 measured best on Zen 3 for 3 and 64 channels alike.
+constexpr int64_t kTileRows = 16, kTileCols = 128;
 
 template <typename Fn>  // fn(p, i0, i1, j0, j1)
 void parallel_tiles(int threads, int64_t planes, int64_t Ho, int64_t Wo, const Fn& fn) {
-  const int64_t th = g_tile_rows, tw = std::min<int64_t>(g_tile_cols, kChunk);
+  const int64_t th = kTileRows, tw = std::min<int64_t>(kTileCols, kChunk);
   const int64_t nti = (Ho + th - 1) / th, ntj = (Wo + tw - 1) / tw;
   ThreadPool::run(threads, planes * nti * ntj, [&](int64_t t) {
     const int64_t p = t / (nti * ntj), ti = (t / ntj) % nti, tj = t % ntj;
@@ -270,7 +271,6 @@ int surgeon_kernels_abi_version(void) { return SURGEON_KERNELS_ABI_VERSION; }
 const char* surgeon_kernels_error_string(int code) { return sk::error_string(code); }
 
 void surgeon_cpu_set_fast_paths(int enabled) { sk::cpu::g_fast_paths.store(enabled ? 1 : 0); }
-SURGEON_API void surgeon_cpu_set_tile(int rows, int cols) { sk::cpu::g_tile_rows = rows; sk::cpu::g_tile_cols = cols; }
 
 int surgeon_cpu_default_threads(void) { return sk::cpu::default_threads(); }
 

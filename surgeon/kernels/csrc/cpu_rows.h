@@ -2,12 +2,13 @@
 //
 // Fast paths (float32): pass 1 computes each pixel's weights and, when all its taps lie
 // inside the image, the offset of its first tap, in loops of the shared scalar math that the
-// compiler vectorises; pass 2 applies them to every channel with plain loads (on Zen 3 this
-// beat AVX2 gathers).  Pixels with a tap outside (the image's rim, or padding
-// at work) go through the per-pixel functions of grid_sample_math.h, the code the CUDA
-// kernels run.  Both give the same bits: same operations, same fma order; the tests check it
-// by switching the fast paths off.  float16 and images too large for int32 offsets use the
-// per-pixel functions throughout.
+// compiler vectorises (their exact spelling matters: GCC 12 gives up on some equivalent
+// forms; check -fopt-info-vec after editing them).  Pass 2 applies the weights to every
+// channel with plain loads (bilinear: cpu_simd.h).  Pixels with a tap outside the image go
+// through the per-pixel functions of grid_sample_math.h, the code the CUDA kernels run; those
+// with every tap outside under zero padding are simply 0.  Both routes give the same bits
+// (same operations, same fma order), which the tests check by switching the fast paths off.
+// float16 and huge images use the per-pixel functions throughout.
 #pragma once
 
 #include <stdint.h>
@@ -92,6 +93,20 @@ constexpr int32_t kRim = -1, kNoTaps = -2;
 // vectorising some pass-1 loops ("no vectype").
 inline bool within(int32_t i, int32_t n) { return (uint32_t)i < (uint32_t)n; }
 
+// The per-pixel math for a rim pixel, kept out of line: inlined into every unrolled
+// channel-block variant it multiplied the compile time.
+template <int MODE, int PAD>
+__attribute__((noinline)) void rim_2d(const float* x, const Image& im, float gx, float gy, float* y,
+                                      int64_t ystride) {
+  sample_2d<MODE, PAD>(x, im.C, im.H, im.W, gx, gy, im.align_corners, y, ystride);
+}
+
+template <int MODE, int PAD>
+__attribute__((noinline)) void rim_3d(const float* x, const Image& im, float gx, float gy, float gz, float* y,
+                                      int64_t ystride) {
+  sample_3d<MODE, PAD>(x, im.C, im.D, im.H, im.W, gx, gy, gz, im.align_corners, y, ystride);
+}
+
 // Runs f(IC<0>) or f(IC<1>): pass 1 specialised on align_corners, so unnormalize is one
 // formula instead of both and a select.
 template <typename F>
@@ -107,28 +122,37 @@ void bilinear_fast_2d(const float* x, const Image& im, const float* gx, const fl
   alignas(32) int32_t off[kChunk];                   // first tap's offset; -1: a tap lies outside
   const int32_t H = (int32_t)im.H, W = (int32_t)im.W;
   const int ac = im.align_corners;
+  const float xin = (float)(W - 2), yin = (float)(H - 2), xout = (float)(W - 1), yout = (float)(H - 1);
   with_align_corners(ac, [&](auto AC) {
     for (int j = 0; j < len; ++j) {
-      const float cx = source_coord<PAD>(gx[j], im.W, AC), cy = source_coord<PAD>(gy[j], im.H, AC);
+      // Padding but not safe_coord: the tests below are on floats (NaN fails them), and only
+      // pixels found inside are converted to int.  Inside, the weights equal the shared math's.
+      float cx = unnormalize(gx[j], im.W, AC), cy = unnormalize(gy[j], im.H, AC);
+      if (PAD != kZeros) cx = pad_coord<PAD>(cx, im.W, AC), cy = pad_coord<PAD>(cy, im.H, AC);
       const float fx = floorf(cx), fy = floorf(cy);
       const float wx0 = (fx + 1.0f) - cx, wx1 = cx - fx, wy0 = (fy + 1.0f) - cy, wy1 = cy - fy;
       wt[2 * j] = wx0 * wy0;
       wt[2 * j + 1] = wx1 * wy0;
       wb[2 * j] = wx0 * wy1;
       wb[2 * j + 1] = wx1 * wy1;
-      const int32_t x0 = (int32_t)fx, y0 = (int32_t)fy;
-      // Sign tests as one OR: all four taps inside <=> 0 <= x0 <= W-2 and 0 <= y0 <= H-2;
-      // none inside <=> x0 < -1 or x0 > W-1 or the like for y0.
-      const bool inside = (x0 | (W - 2 - x0) | y0 | (H - 2 - y0)) >= 0;
-      const bool none = PAD == kZeros && ((x0 + 1) | (W - 1 - x0) | (y0 + 1) | (H - 1 - y0)) < 0;
-      off[j] = inside ? (int32_t)((uint32_t)y0 * (uint32_t)W + (uint32_t)x0) : (none ? kNoTaps : kRim);
+      // All four taps inside: 0 <= x0 <= W-2, 0 <= y0 <= H-2.  None: x0 < -1 or x0 > W-1 or
+      // the like for y0 (with zero padding; other paddings keep coordinates inside).
+      bool inside, none = false;
+      if (PAD == kZeros) {
+        inside = (fx >= 0.0f) & (fx <= xin) & (fy >= 0.0f) & (fy <= yin);
+        none = !((fx >= -1.0f) & (fx <= xout) & (fy >= -1.0f) & (fy <= yout));
+      } else {  // padded coordinates lie in [0, size - 1] (GCC vectorises this form only)
+        inside = (fx <= xin) & (fy <= yin);
+      }
+      off[j] = inside ? (int32_t)((uint32_t)(int32_t)fy * (uint32_t)W + (uint32_t)(int32_t)fx)
+                      : (none ? kNoTaps : kRim);
     }
   });
   bilinear_apply(x, im.C, im.H * im.W, W, off, wt, wb, len, y, ystride, [&](int j) {
     if (off[j] == kNoTaps) {
       for (int64_t c = 0; c < im.C; ++c) y[c * ystride + j] = 0.0f;
     } else {
-      bilinear_2d<PAD>(x, im.C, im.H, im.W, gx[j], gy[j], ac, y + j, ystride);
+      rim_2d<kBilinear, PAD>(x, im, gx[j], gy[j], y + j, ystride);
     }
   });
 }
@@ -191,7 +215,7 @@ void bicubic_fast_2d(const float* x, const Image& im, const float* gx, const flo
         }
         return acc;
       },
-      [&](int j) { bicubic_2d<PAD>(x, im.C, im.H, im.W, gx[j], gy[j], ac, y + j, ystride); });
+      [&](int j) { rim_2d<kBicubic, PAD>(x, im, gx[j], gy[j], y + j, ystride); });
 }
 
 template <int PAD>
@@ -223,7 +247,7 @@ void trilinear_fast_3d(const float* x, const Image& im, const float* gx, const f
         for (int k = 0; k < 8; ++k) acc = fmaf(w[k][j], p[tap[k]], acc);
         return acc;
       },
-      [&](int j) { trilinear_3d<PAD>(x, im.C, im.D, im.H, im.W, gx[j], gy[j], gz[j], ac, y + j, ystride); });
+      [&](int j) { rim_3d<kBilinear, PAD>(x, im, gx[j], gy[j], gz[j], y + j, ystride); });
 }
 
 template <int PAD>

@@ -1,0 +1,115 @@
+"""Every implementation against torch's F.affine_grid + F.grid_sample, on small cases."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+import torch.nn.functional as F  # noqa: E402
+
+import surgeon.kernels as K  # noqa: E402
+from surgeon.kernels import native  # noqa: E402
+
+from .cases import MODES_2D, MODES_3D, PADDINGS, cases, tolerance, torch_fused  # noqa: E402
+
+COMBOS = [(2, m, p, ac) for m in MODES_2D for p in PADDINGS for ac in (0, 1)] + \
+         [(3, m, p, ac) for m in MODES_3D for p in PADDINGS for ac in (0, 1)]
+# "cpp-shared" runs the C++ build with its fast paths off: every location then takes
+# csrc/locations.h, the code one CUDA thread runs.
+BACKENDS = ("numpy", "cpp", "cpp-shared")
+
+
+@pytest.fixture
+def backend_name(request):
+    name = request.param
+    if name == "cpp-shared":
+        native.set_cpu_fast_paths(False)
+        yield "cpp"
+        native.set_cpu_fast_paths(True)
+    else:
+        yield name
+
+
+@pytest.mark.parametrize("backend_name", BACKENDS, indirect=True)
+@pytest.mark.parametrize("nsp,mode,padding,ac", COMBOS)
+def test_fused_matches_torch(backend_name, nsp, mode, padding, ac):
+    for x, theta, size in cases(nsp, seed=nsp * 100 + ac):
+        want = torch_fused(x, theta, size, mode, padding, ac)
+        got = K.fused_grid_sample(x, theta, size, mode, padding, ac, backend=backend_name)
+        assert got.shape == want.shape and got.dtype == np.float32
+        err = np.abs(got - want).max()
+        assert err <= tolerance(mode), f"{x.shape}->{size}: max error {err}"
+
+
+@pytest.mark.parametrize("backend_name", BACKENDS, indirect=True)
+@pytest.mark.parametrize("nsp,mode,padding,ac", COMBOS)
+def test_grid_sample_matches_torch(backend_name, nsp, mode, padding, ac):
+    rng = np.random.default_rng(7)
+    for x, _, size in cases(nsp, seed=3):
+        grid = rng.uniform(-1.6, 1.6, (x.shape[0],) + tuple(size) + (nsp,)).astype(np.float32)
+        grid.reshape(-1)[:: 7] = np.round(grid.reshape(-1)[:: 7] * 4) / 4  # exact tap positions too
+        want = F.grid_sample(torch.from_numpy(x), torch.from_numpy(grid), mode=mode, padding_mode=padding,
+                             align_corners=bool(ac)).numpy()
+        got = K.grid_sample(x, grid, mode, padding, ac, backend=backend_name)
+        err = np.abs(got - want).max()
+        assert err <= tolerance(mode), f"{x.shape}->{size}: max error {err}"
+
+
+@pytest.mark.parametrize("backend_name", BACKENDS, indirect=True)
+@pytest.mark.parametrize("nsp", (2, 3))
+@pytest.mark.parametrize("ac", (0, 1))
+def test_affine_grid_is_torchs_bit_for_bit(backend_name, nsp, ac):
+    # The fast kernels evaluate the grid in torch's CPU float32 order, so floor() and nearest
+    # ties decide as torch does: hold them to exact equality.
+    rng = np.random.default_rng(1)
+    for size in [(1, 1, 1), (5, 1, 7), (3, 17, 33), (2, 64, 40)]:
+        size = size[3 - nsp:]
+        theta = (rng.normal(0, 1, (3, nsp, nsp + 1))).astype(np.float32)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            want = F.affine_grid(torch.from_numpy(theta), (3, 1) + size, align_corners=bool(ac)).numpy()
+        got = K.affine_grid(theta, size, ac, backend=backend_name)
+        assert got.shape == want.shape
+        if backend_name == "numpy":
+            np.testing.assert_allclose(got, want, rtol=0, atol=1e-6)
+        else:
+            np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("backend_name", BACKENDS, indirect=True)
+@pytest.mark.parametrize("padding", PADDINGS)
+@pytest.mark.parametrize("ac", (0, 1))
+def test_nearest_ties_round_like_torch(backend_name, padding, ac):
+    # Identity theta downsampling by 2 puts every coordinate on a .5 tie (half to even).
+    x = np.arange(2 * 16 * 20, dtype=np.float32).reshape(1, 2, 16, 20)
+    theta = np.array([[[1, 0, 0], [0, 1, 0]]], np.float32)
+    for size in [(8, 10), (5, 7), (32, 40)]:
+        want = torch_fused(x, theta, size, "nearest", padding, ac)
+        got = K.fused_grid_sample(x, theta, size, "nearest", padding, ac, backend=backend_name)
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("backend_name", ("numpy", "cpp"), indirect=True)
+@pytest.mark.parametrize("nsp,mode,padding,ac", [c for c in COMBOS if True])
+def test_float16_computes_in_float32(backend_name, nsp, mode, padding, ac):
+    # Reference: torch in float32 on the float16 values; only the output's rounding differs.
+    for x, theta, size in cases(nsp, seed=11)[:4]:
+        xh, th = x.astype(np.float16), theta.astype(np.float16)
+        want = torch_fused(xh.astype(np.float32), th.astype(np.float32), size, mode, padding, ac)
+        got = K.fused_grid_sample(xh, th, size, mode, padding, ac, backend=backend_name)
+        assert got.dtype == np.float16
+        err = np.abs(got.astype(np.float32) - want).max()
+        assert err <= 2e-3, f"{x.shape}->{size}: max error {err}"
+        grid = K.affine_grid(th, size, ac, backend=backend_name)
+        ref = K.affine_grid(th.astype(np.float32), size, ac, backend="cpp")
+        np.testing.assert_array_equal(grid, ref.astype(np.float16))  # float32 math, one rounding
+
+
+def test_oracle_in_float64_matches_torch_in_float64():
+    for nsp, mode, padding, ac in COMBOS:
+        for x, theta, size in cases(nsp, seed=5)[:3]:
+            want = torch_fused(x.astype(np.float64), theta.astype(np.float64), size, mode, padding, ac)
+            got = K.fused_grid_sample(x.astype(np.float64), theta.astype(np.float64), size, mode, padding, ac)
+            assert got.dtype == np.float64
+            np.testing.assert_allclose(got, want, rtol=0, atol=1e-10, err_msg=f"{nsp} {mode} {padding} {ac}")
