@@ -5,8 +5,10 @@ GPU, also the CUDA kernel against torch on the GPU, with the memory bandwidth ac
 
     python benchmarks/kernels.py [--reps 15] [--threads 1 2]
 
-Each timing is the median of --reps runs, the implementations taking turns so that a noisy
-machine hurts them alike.  Ratios are baseline time / our time: above 1, we are faster.
+Each timing is the median of --reps runs with warm caches: the implementations run in short
+blocks that rotate over three rounds, so that a noisy machine hurts them alike (their idle
+threads set to sleep, so that none steals the cores of the next).  Ratios are baseline
+time / our time: above 1, we are faster.
 cv2 runs on channels-last copies made beforehand (its native layout) and, for a batch, one
 call per image; its bilinear uses 1/32-pixel fixed point, so its output differs slightly.
 """
@@ -20,19 +22,27 @@ import time
 
 import numpy as np
 
+# Idle worker threads must sleep, not spin: the implementations take turns, and a baseline's
+# spinning pool would steal the cores the next one runs on (onnxruntime: see ort_session).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 SHAPES = [(1, 3, 512, 512), (1, 3, 1024, 1024), (8, 3, 256, 256), (1, 64, 128, 128)]
 THETA = np.array([[0.9, 0.2, 0.05], [-0.15, 0.95, -0.1]], np.float32)  # rotate, shear, shift
 
 
-def median_ms(fns: dict, reps: int) -> dict:
-    for fn in fns.values():
-        fn()  # warm up: libraries built and loaded, buffers touched
+def median_ms(fns: dict, reps: int, rounds: int = 3) -> dict:
+    """Median time of each function.  They run in blocks (the first run of a block, which
+    finds the caches holding another's data, is dropped), the blocks rotating over a few
+    rounds so that a noisy machine hurts them alike."""
     times = {name: [] for name in fns}
-    for _ in range(reps):
+    per_block = max(1, reps // rounds)
+    for _ in range(rounds):
         for name, fn in fns.items():
-            start = time.perf_counter()
             fn()
-            times[name].append(time.perf_counter() - start)
+            for _ in range(per_block):
+                start = time.perf_counter()
+                fn()
+                times[name].append(time.perf_counter() - start)
     return {name: statistics.median(t) * 1e3 for name, t in times.items()}
 
 
@@ -54,6 +64,7 @@ def ort_session(n, c, h, w, threads):
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = threads
     opts.inter_op_num_threads = 1
+    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
     return ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
 
 
@@ -137,13 +148,14 @@ def gpu_rows(reps: int) -> None:
             for _ in range(3):
                 fn()
             samples = []
-            for _ in range(reps):
+            for _ in range(reps):  # 10 calls queued back to back: launch overhead overlaps
                 start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
                 start.record()
-                fn()
+                for _ in range(10):
+                    fn()
                 end.record()
                 end.synchronize()
-                samples.append(start.elapsed_time(end))
+                samples.append(start.elapsed_time(end) / 10)
             times[name] = statistics.median(samples)
         gbytes = 2 * x.numel() * 4 / 1e9
         f, t = times["fused"], times["torch"]

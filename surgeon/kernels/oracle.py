@@ -96,14 +96,14 @@ def reflect(c, twice_low: int, twice_high: int):
 
 
 def pad(c, size: int, padding: int, align_corners: bool):
-    """torch's compute_coordinates, then non-finite or huge coordinates -> -100 (outside)."""
+    """torch's compute_coordinates, then clamped to +-2^30 (NaN to -2^30): outside any image."""
     if padding == _args.PADDINGS["border"]:
         c = clip(c, size)
     elif padding == _args.PADDINGS["reflection"]:
         c = reflect(c, 0, 2 * (size - 1)) if align_corners else reflect(c, -1, 2 * size - 1)
         c = clip(c, size)
-    with np.errstate(invalid="ignore"):
-        return np.where(np.abs(c) < 2.0**30, c, c.dtype.type(-100))
+    big = c.dtype.type(2.0**30)  # as grid_sample_math.h: NaN -> -big; beyond it, no tap is inside
+    return np.minimum(np.where(c > -big, c, -big), big)
 
 
 # ---------------------------------------------------------------- sampling
@@ -200,12 +200,12 @@ def grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=Fa
     sizes = x.shape[2:]
     # grid holds x, y(, z); pair each with its image axis, slowest axis first
     norm = [g[..., nsp - 1 - axis] for axis in range(nsp)]
-    if mode == _args.MODES["bicubic"]:
+    with np.errstate(invalid="ignore", over="ignore"):  # non-finite coordinates are valid input
         coords = [unnormalize(c, s, ac) for c, s in zip(norm, sizes)]
-        out = _bicubic(xs, coords, padding, ac)
-    else:
-        coords = [unnormalize(c, s, ac) for c, s in zip(norm, sizes)]
-        out = (_nearest if mode == _args.MODES["nearest"] else _linear)(xs, coords, padding, ac)
+        if mode == _args.MODES["bicubic"]:
+            out = _bicubic(xs, coords, padding, ac)
+        else:
+            out = (_nearest if mode == _args.MODES["nearest"] else _linear)(xs, coords, padding, ac)
     return np.asarray(out, wd).astype(x.dtype)
 
 

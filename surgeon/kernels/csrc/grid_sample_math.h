@@ -1,6 +1,6 @@
 // The sampling math of custom.ops::AffineGrid / FusedGridSample, written once.
 //
-// Included by the CPU build (cpu_kernels.cpp) and the CUDA build (cuda_kernels.cu), so the CPU
+// Included by the CPU build (cpu_*.cpp) and the CUDA build (cuda_kernels.cu), so the CPU
 // tests exercise the arithmetic the GPU runs.  Semantics are torch's F.affine_grid /
 // F.grid_sample; coordinates reproduce torch's CPU float32 evaluation order bit for bit, so
 // nearest-mode ties and floor() boundaries land where torch puts them.
@@ -149,9 +149,9 @@ SK_HD float reflect_coord(float c, int64_t twice_low, int64_t twice_high) {
 }
 
 // Coordinates are clamped to +-2^30 so they convert to int safely; NaN goes to -2^30.  Past
-// the clamp every tap is outside any image, so the result is torch's (CUDA's
-// safe_downgrade_to_int_range sends such coordinates to -100, also outside).  Written as two
-// selects that compile to max/min, so the CPU loops stay vectorised.
+// the clamp every tap is outside any image: a non-finite coordinate then samples nothing, as
+// in torch's CUDA kernels (safe_downgrade_to_int_range; torch's CPU bilinear gives NaN
+// there).  Bicubic weights are not clamped, so there a NaN coordinate gives NaN, as in torch.
 SK_HD float safe_coord(float c) {
   const float big = 1073741824.0f;
   c = c > -big ? c : -big;
@@ -273,9 +273,10 @@ SK_HD void bicubic_2d(const T* __restrict__ x, int64_t C, int64_t H, int64_t W, 
     float acc = 0.0f;
     for (int r = 0; r < 4; ++r) {
       float row = 0.0f;
-      if (yi[r] >= 0)
-        for (int k = 0; k < 4; ++k)
-          if (xi[k] >= 0) row = fmaf(wx[k], to_float(p[yi[r] * W + xi[k]]), row);
+      for (int k = 0; k < 4; ++k) {  // outside taps read 0 (so a NaN weight gives NaN, as torch)
+        const float v = (yi[r] >= 0 && xi[k] >= 0) ? to_float(p[yi[r] * W + xi[k]]) : 0.0f;
+        row = fmaf(wx[k], v, row);
+      }
       acc = fmaf(wy[r], row, acc);
     }
     y[c * ystride] = from_float<T>(acc);

@@ -1,12 +1,18 @@
 /* surgeon reference kernels: the plain C ABI of custom.ops::AffineGrid and
  * custom.ops::FusedGridSample (see OPS.md), plus a standard grid sample at an explicit grid.
  *
- * Two shared libraries export it: the CPU one (cpu_kernels.cpp) and the CUDA one
- * (cuda_kernels.cu).  An engine plugin's enqueue can call the CUDA launchers directly.
+ * Two shared libraries export it: the CPU one (cpu_kernels.cpp, cpu_fast.cpp) and the CUDA
+ * one (cuda_kernels.cu).  An engine plugin's enqueue can call the CUDA launchers directly.
  *
  * Semantics: torch's F.affine_grid / F.grid_sample.  Coordinates are computed in float32 in
- * torch's CPU evaluation order, so they match torch bit for bit; float16 data is read and
- * written as float16 and every computation runs in float32.
+ * torch's CPU evaluation order, so they match torch bit for bit (floor() and nearest ties
+ * land where torch's do); float16 data is read and written as float16 and every
+ * computation runs in float32.  The arithmetic lives once, in grid_sample_math.h, with a
+ * fixed operation order (no compiler contraction; explicit fmaf), so the CPU and CUDA
+ * libraries compute the same bits; each CUDA thread runs locations.h, which the CPU build
+ * runs too when its fast paths are off (a testing hook, below).  Non-finite grid
+ * coordinates sample nothing (0 with zero padding; bicubic gives NaN), as torch's CUDA
+ * kernels do.
  *
  * Layout: every tensor is dense and row-major (C-contiguous), of one element type `dtype`:
  *   x      [N, C, H_in, W_in]            or [N, C, D_in, H_in, W_in]
@@ -54,6 +60,7 @@ enum {
   SURGEON_OK = 0,
   SURGEON_ERR_INVALID_ARGUMENT = 1, /* bad dtype, dims, size, batch, mode or padding */
   SURGEON_ERR_UNSUPPORTED = 2,      /* e.g. 3-D bicubic */
+  SURGEON_ERR_INTERNAL = 3,         /* e.g. out of memory for the small per-call tables */
   SURGEON_ERR_CUDA_BASE = 1000      /* + cudaError_t */
 };
 

@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -56,15 +57,20 @@ class ThreadPool {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       while ((int)workers_.size() < n_threads - 1) {
-        // Detached: they sleep on the condition variable until the process exits.
-        std::thread(&ThreadPool::worker_loop, this).detach();
+        // Detached: they sleep on the condition variable until the process exits.  If the
+        // system refuses a thread, the caller does the work with fewer helpers.
+        try {
+          std::thread(&ThreadPool::worker_loop, this).detach();
+        } catch (...) {
+          break;
+        }
         workers_.push_back(1);
       }
       thunk_ = thunk;
       ctx_ = ctx;
       n_tasks_ = n_tasks;
       next_.store(0);
-      wanted_ = n_threads - 1;
+      wanted_ = std::min(n_threads - 1, (int)workers_.size());
       running_ = 0;
       ++generation_;
     }

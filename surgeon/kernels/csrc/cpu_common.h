@@ -1,0 +1,85 @@
+// Helpers shared by the CPU translation units: threads, tables, template dispatch.
+#pragma once
+
+#include <sched.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+#include "grid_sample_math.h"
+#include "thread_pool.h"
+
+namespace sk {
+namespace cpu {
+
+template <int V>
+using IC = std::integral_constant<int, V>;
+
+inline int default_threads() {
+  if (const char* s = std::getenv("SURGEON_NUM_THREADS")) {
+    const int n = std::atoi(s);
+    if (n > 0) return n;
+  }
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+  const unsigned n = std::thread::hardware_concurrency();
+  return n > 0 ? (int)n : 1;
+}
+
+// Below ~32k output values per thread, waking another thread costs more than it saves.
+inline int resolve_threads(int requested, int64_t values) {
+  const int n = requested > 0 ? requested : default_threads();
+  return (int)std::max<int64_t>(1, std::min<int64_t>(n, values / 32768));
+}
+
+// fn(first_row, end_row) over [0, rows), in about 8 tasks per thread for load balance.
+template <typename Fn>
+void parallel_rows(int threads, int64_t rows, const Fn& fn) {
+  const int64_t per = threads <= 1 ? rows : std::max<int64_t>(1, rows / (int64_t(threads) * 8));
+  const int64_t tasks = (rows + per - 1) / per;
+  ThreadPool::run(threads, tasks, [&](int64_t t) { fn(t * per, std::min(rows, (t + 1) * per)); });
+}
+
+inline std::vector<float> base_table(int64_t n, int align_corners) {
+  std::vector<float> b((size_t)n);
+  for (int64_t i = 0; i < n; ++i) b[(size_t)i] = base_coord(i, n, align_corners);
+  return b;
+}
+
+template <typename T>
+inline std::vector<float> to_floats(const T* p, int64_t n) {
+  std::vector<float> v((size_t)n);
+  for (int64_t i = 0; i < n; ++i) v[(size_t)i] = to_float(p[i]);
+  return v;
+}
+
+// Calls f(IC<MODE>, IC<PAD>) for the runtime mode / padding (3-D never asks for bicubic).
+template <bool kAllowBicubic, typename F>
+void with_mode_pad(int mode, int pad, const F& f) {
+  auto with_pad = [&](auto m) {
+    if (pad == kZeros) f(m, IC<kZeros>{});
+    else if (pad == kBorder) f(m, IC<kBorder>{});
+    else f(m, IC<kReflection>{});
+  };
+  if (mode == kNearest) with_pad(IC<kNearest>{});
+  else if (kAllowBicubic && mode == kBicubic) with_pad(IC<kBicubic>{});
+  else with_pad(IC<kBilinear>{});
+}
+
+// Whether the fast paths' int32 offsets reach every tap (and sizes minus coordinates, each
+// within +-2^30, fit int32).
+inline bool fits_int32(int64_t D, int64_t H, int64_t W) {
+  const int64_t lim = int64_t(1) << 30;
+  return D * H * W < 2 * lim && D < lim && H < lim && W < lim;
+}
+
+// cpu_fast.cpp: the float32 fast paths (callers check fits_int32 on the input).
+void fast_sample(int spatial_dims, bool from_theta, const float* x, const float* coords, float* y, int64_t N,
+                 int64_t C, const int64_t* in, const int64_t* out, int64_t coord_batch, int mode, int pad, int ac,
+                 int threads);
+
+}  // namespace cpu
+}  // namespace sk

@@ -1,0 +1,139 @@
+// The CPU fast paths (float32), in their own translation unit so that the build compiles it
+// in parallel with cpu_kernels.cpp.
+//
+// The grid is never materialised: each output tile gets base-grid coordinate tables and
+// per-row products of theta, each row segment its normalised coordinates (three float ops
+// per pixel, torch's order), then a cpu_rows.h sampler.  Threads take tiles.
+#include <vector>
+
+#include "cpu_common.h"
+#include "cpu_rows.h"
+#include "grid_sample_math.h"
+
+namespace sk {
+namespace cpu {
+namespace {
+
+// Output tiles: rows [i0, i1) x columns [j0, j1) of output plane p (one (n, d) pair).  The
+// fast samplers walk a tile row by row; a tile's input footprint stays in L1/L2 even when
+// theta rotates, where whole output rows would sweep the image through the cache.
+// 16 x 128 measured best on Zen 3 for 3 and 64 channels alike.
+constexpr int64_t kTileRows = 16, kTileCols = 128;
+
+template <typename Fn>  // fn(p, i0, i1, j0, j1)
+void parallel_tiles(int threads, int64_t planes, int64_t Ho, int64_t Wo, const Fn& fn) {
+  const int64_t th = kTileRows, tw = std::min<int64_t>(kTileCols, kChunk);
+  const int64_t nti = (Ho + th - 1) / th, ntj = (Wo + tw - 1) / tw;
+  ThreadPool::run(threads, planes * nti * ntj, [&](int64_t t) {
+    const int64_t p = t / (nti * ntj), ti = (t / ntj) % nti, tj = t % ntj;
+    fn(p, ti * th, std::min(Ho, (ti + 1) * th), tj * tw, std::min(Wo, (tj + 1) * tw));
+  });
+}
+
+// Coordinates of a segment come from theta (kFromTheta) or from an explicit grid.
+template <int MODE, int PAD, bool kFromTheta, typename T>
+void sample_2d_all(const T* x, const T* coords, T* y, int64_t N, int64_t C, const int64_t* in,
+                   const int64_t* out, int64_t coord_batch, int ac, int threads) {
+  const int64_t H = in[0], W = in[1], Ho = out[0], Wo = out[1];
+  const Image im{C, 1, H, W, ac};
+  std::vector<float> bx, by, th;
+  if (kFromTheta) {
+    bx = base_table(Wo, ac);
+    by = base_table(Ho, ac);
+    th = to_floats(coords, coord_batch * 6);
+  }
+  parallel_tiles(threads, N, Ho, Wo, [&](int64_t n, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+    alignas(32) float gx[kChunk], gy[kChunk];
+    const int64_t cn = coord_batch == 1 ? 0 : n;
+    const int len = (int)(j1 - j0);
+    const T* xn = x + n * C * H * W;
+    for (int64_t i = i0; i < i1; ++i) {
+      if (kFromTheta) {
+        const float* t = th.data() + cn * 6;
+        const float ry0 = by[(size_t)i] * t[1], ry1 = by[(size_t)i] * t[4];
+        for (int j = 0; j < len; ++j) {  // affine_row2, with the row's products hoisted
+          const float b = bx[(size_t)(j0 + j)];
+          gx[j] = (b * t[0] + ry0) + t[2];
+          gy[j] = (b * t[3] + ry1) + t[5];
+        }
+      } else {
+        const T* g = coords + ((cn * Ho + i) * Wo + j0) * 2;
+        for (int j = 0; j < len; ++j) {
+          gx[j] = to_float(g[2 * j]);
+          gy[j] = to_float(g[2 * j + 1]);
+        }
+      }
+      sample_segment_2d<MODE, PAD>(xn, im, gx, gy, len, y + (n * C * Ho + i) * Wo + j0, Ho * Wo);
+    }
+  });
+}
+
+template <int MODE, int PAD, bool kFromTheta, typename T>
+void sample_3d_all(const T* x, const T* coords, T* y, int64_t N, int64_t C, const int64_t* in,
+                   const int64_t* out, int64_t coord_batch, int ac, int threads) {
+  const int64_t D = in[0], H = in[1], W = in[2], Do = out[0], Ho = out[1], Wo = out[2];
+  const Image im{C, D, H, W, ac};
+  std::vector<float> bx, by, bz, th;
+  if (kFromTheta) {
+    bx = base_table(Wo, ac);
+    by = base_table(Ho, ac);
+    bz = base_table(Do, ac);
+    th = to_floats(coords, coord_batch * 12);
+  }
+  const int64_t out_plane = Do * Ho * Wo;
+  parallel_tiles(threads, N * Do, Ho, Wo, [&](int64_t nd, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+    alignas(32) float gx[kChunk], gy[kChunk], gz[kChunk];
+    const int64_t n = nd / Do, d = nd % Do, cn = coord_batch == 1 ? 0 : n;
+    const int len = (int)(j1 - j0);
+    const T* xn = x + n * C * D * H * W;
+    for (int64_t i = i0; i < i1; ++i) {
+      if (kFromTheta) {
+        const float* t = th.data() + cn * 12;
+        const float yv = by[(size_t)i], zv = bz[(size_t)d];
+        const float ry[3] = {yv * t[1], yv * t[5], yv * t[9]};
+        const float rz[3] = {zv * t[2], zv * t[6], zv * t[10]};
+        for (int j = 0; j < len; ++j) {  // affine_row3, with the row's products hoisted
+          const float b = bx[(size_t)(j0 + j)];
+          gx[j] = ((b * t[0] + ry[0]) + rz[0]) + t[3];
+          gy[j] = ((b * t[4] + ry[1]) + rz[1]) + t[7];
+          gz[j] = ((b * t[8] + ry[2]) + rz[2]) + t[11];
+        }
+      } else {
+        const T* g = coords + (((cn * Do + d) * Ho + i) * Wo + j0) * 3;
+        for (int j = 0; j < len; ++j) {
+          gx[j] = to_float(g[3 * j]);
+          gy[j] = to_float(g[3 * j + 1]);
+          gz[j] = to_float(g[3 * j + 2]);
+        }
+      }
+      sample_segment_3d<MODE, PAD>(xn, im, gx, gy, gz, len, y + n * C * out_plane + (d * Ho + i) * Wo + j0,
+                                   out_plane);
+    }
+  });
+}
+
+}  // namespace
+
+void fast_sample(int spatial_dims, bool from_theta, const float* x, const float* coords, float* y, int64_t N,
+                 int64_t C, const int64_t* in, const int64_t* out, int64_t coord_batch, int mode, int pad, int ac,
+                 int threads) {
+  auto run = [&](auto from) {
+    constexpr bool kFromTheta = decltype(from)::value;
+    if (spatial_dims == 2) {
+      with_mode_pad<true>(mode, pad, [&](auto m, auto p) {
+        sample_2d_all<decltype(m)::value, decltype(p)::value, kFromTheta>(x, coords, y, N, C, in, out, coord_batch,
+                                                                          ac, threads);
+      });
+    } else {
+      with_mode_pad<false>(mode, pad, [&](auto m, auto p) {
+        sample_3d_all<decltype(m)::value, decltype(p)::value, kFromTheta>(x, coords, y, N, C, in, out, coord_batch,
+                                                                          ac, threads);
+      });
+    }
+  };
+  if (from_theta) run(std::true_type{});
+  else run(std::false_type{});
+}
+
+}  // namespace cpu
+}  // namespace sk
