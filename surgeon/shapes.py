@@ -115,6 +115,10 @@ class ShapeTable:
             self.table[name] = info = inferred
         return info
 
+    def declared(self, name: str) -> ShapeInfo | None:
+        """What the model stated for ``name`` when it was loaded."""
+        return shape_of(self._declared, name)
+
     def set(self, name: str, elem_type: int, dims) -> None:
         self.table[name] = (elem_type, tuple(dims) if dims is not None else None)
 

@@ -131,7 +131,13 @@ class Driver:
         changed = self._rewrite_graph(proto.graph, None, "main")
         if changed:
             self._add_opset_imports()
-            repair_shapes(proto, self.new_shapes, self.rewritten_outputs)
+            # Downstream shapes can only be stale where a rewrite's output now has another shape
+            # than the model stated (e.g. an exporter's placeholder symbols): repair from there.
+            shapes = self.session.shapes
+            changed = {name for name in self.rewritten_outputs
+                       if name not in self.new_shapes or shapes.declared(name) != self.new_shapes[name]}
+            if changed:
+                repair_shapes(proto, self.new_shapes, changed)
         self.report.nodes_after = count_nodes(proto.graph)
         return self.report
 
@@ -178,7 +184,7 @@ class Driver:
         ctx = MatchContext(index, self.session)
         claimed: set[int] = set()
         found = []
-        for node in index.nodes:
+        for node in self._anchors(index):
             if id(node) in claimed:
                 continue
             for pattern in self.patterns:
@@ -209,6 +215,16 @@ class Driver:
                 found.append((pattern, result))
                 break
         return found
+
+    def _anchors(self, index: GraphIndex) -> list[Node]:
+        """Nodes some pattern may anchor on, in graph order: one pass over the op types instead
+        of asking every pattern about every node."""
+        wanted = [p.anchor_types() for p in self.patterns]
+        if any(w is None for w in wanted):
+            return index.nodes
+        types = set().union(*wanted)
+        return [n for n in index.nodes if (n.proto.domain if n.proto.domain != "ai.onnx" else "", n.proto.op_type)
+                in types]
 
     def _refuse(self, pattern: Pattern, node: Node, scope: str, reason: str) -> None:
         key = (pattern.name, node.label, scope, reason)

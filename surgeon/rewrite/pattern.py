@@ -93,14 +93,18 @@ class Pattern:
         raise NotImplementedError(f"pattern {self.name!r} does not implement rewrite()")
 
     def accepts(self, node: Node) -> bool:
-        """Whether ``node`` may end a match (asked for every node: kept to one set lookup)."""
-        anchors = self.__dict__.get("_anchors")
+        """Whether ``node`` may end a match."""
+        anchors = self.anchor_types()
         if anchors is None:
-            anchors = self.__dict__["_anchors"] = self._anchor_set()
-        if anchors is True:
             return True
         domain = "" if node.domain == "ai.onnx" else node.domain
         return (domain, node.op_type) in anchors
+
+    def anchor_types(self) -> set[tuple[str, str]] | None:
+        """``{(domain, op_type)}`` of the nodes that may end a match; None for every node."""
+        if "_anchors" not in self.__dict__:
+            self.__dict__["_anchors"] = self._anchor_set()
+        return self.__dict__["_anchors"]
 
     def _anchor_set(self):
         specs = self.anchor_ops
@@ -110,10 +114,10 @@ class Pattern:
             try:
                 last = trace(self.template).anchor
             except Exception:  # a malformed template: match() reports it as a refusal
-                return True
+                return None
             specs = (f"{last.domain}::{last.op_type}" if last.domain else last.op_type,)
         if specs is None:
-            return True
+            return None
         anchors = set()
         for spec in specs:
             domain, _, op = spec.rpartition("::")
