@@ -25,7 +25,7 @@ from pathlib import Path
 
 CSRC = Path(__file__).resolve().parent / "csrc"
 
-SHARED_HEADERS = ("grid_sample_math.h", "locations.h", "abi_checks.h", "surgeon_kernels.h")
+SHARED_HEADERS = ("grid_sample_math.h", "dispatch.h", "locations.h", "abi_checks.h", "surgeon_kernels.h")
 # The CPU library's translation units, compiled in parallel, each at its own -O level: the
 # fast paths need -O3 (vectorised pass 1, 2.3x faster); the ABI and per-location code,
 # full of instantiations, compiles twice as fast at -O2 (IEEE results are the same).

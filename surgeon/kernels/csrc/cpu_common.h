@@ -9,14 +9,15 @@
 #include <type_traits>
 #include <vector>
 
+#include "dispatch.h"
 #include "grid_sample_math.h"
 #include "thread_pool.h"
 
 namespace sk {
 namespace cpu {
 
-template <int V>
-using IC = std::integral_constant<int, V>;
+using sk::IC;
+using sk::with_mode_pad;
 
 inline int default_threads() {
   if (const char* s = std::getenv("SURGEON_NUM_THREADS")) {
@@ -54,19 +55,6 @@ inline std::vector<float> to_floats(const T* p, int64_t n) {
   std::vector<float> v((size_t)n);
   for (int64_t i = 0; i < n; ++i) v[(size_t)i] = to_float(p[i]);
   return v;
-}
-
-// Calls f(IC<MODE>, IC<PAD>) for the runtime mode / padding (3-D never asks for bicubic).
-template <bool kAllowBicubic, typename F>
-void with_mode_pad(int mode, int pad, const F& f) {
-  auto with_pad = [&](auto m) {
-    if (pad == kZeros) f(m, IC<kZeros>{});
-    else if (pad == kBorder) f(m, IC<kBorder>{});
-    else f(m, IC<kReflection>{});
-  };
-  if (mode == kNearest) with_pad(IC<kNearest>{});
-  else if (kAllowBicubic && mode == kBicubic) with_pad(IC<kBicubic>{});
-  else with_pad(IC<kBilinear>{});
 }
 
 // Whether the fast paths' int32 offsets reach every tap (and sizes minus coordinates, each

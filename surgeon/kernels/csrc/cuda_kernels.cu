@@ -9,6 +9,7 @@
 #include <cuda_runtime.h>
 
 #include "abi_checks.h"
+#include "dispatch.h"
 #include "grid_sample_math.h"
 #include "locations.h"
 #include "surgeon_kernels.h"
@@ -63,24 +64,6 @@ dim3 launch_grid(const Dims& d) {
 int launch_status() {
   const cudaError_t err = cudaGetLastError();
   return err == cudaSuccess ? SURGEON_OK : SURGEON_ERR_CUDA_BASE + (int)err;
-}
-
-template <int V>
-struct IC {
-  static constexpr int value = V;
-};
-
-// Calls f(IC<MODE>, IC<PAD>) for the runtime mode / padding; 3-D never asks for bicubic.
-template <bool kAllowBicubic, typename F>
-void with_mode_pad(int mode, int pad, const F& f) {
-  auto with_pad = [&](auto m) {
-    if (pad == kZeros) f(m, IC<kZeros>{});
-    else if (pad == kBorder) f(m, IC<kBorder>{});
-    else f(m, IC<kReflection>{});
-  };
-  if (mode == kNearest) with_pad(IC<kNearest>{});
-  else if (kAllowBicubic && mode == kBicubic) with_pad(IC<kBicubic>{});
-  else with_pad(IC<kBilinear>{});
 }
 
 template <bool kFromTheta, typename T>

@@ -1,0 +1,27 @@
+// Runtime mode / padding -> compile-time constants, shared by the CPU and CUDA launchers so
+// both instantiate exactly the same specialisations.
+#pragma once
+
+#include <type_traits>
+
+#include "grid_sample_math.h"
+
+namespace sk {
+
+template <int V>
+using IC = std::integral_constant<int, V>;
+
+// Calls f(IC<MODE>, IC<PAD>) for the runtime mode / padding (3-D never asks for bicubic).
+template <bool kAllowBicubic, typename F>
+void with_mode_pad(int mode, int pad, const F& f) {
+  auto with_pad = [&](auto m) {
+    if (pad == kZeros) f(m, IC<kZeros>{});
+    else if (pad == kBorder) f(m, IC<kBorder>{});
+    else f(m, IC<kReflection>{});
+  };
+  if (mode == kNearest) with_pad(IC<kNearest>{});
+  else if (kAllowBicubic && mode == kBicubic) with_pad(IC<kBicubic>{});
+  else with_pad(IC<kBilinear>{});
+}
+
+}  // namespace sk
