@@ -121,6 +121,7 @@ class Driver:
         self.rewritten_outputs: set[str] = set()
         self._refused: set[tuple] = set()
         self._dead_initializers: set[str] = set()
+        self._node_delta = 0
         self._domain_versions: dict[str, int] = {}
         for p in patterns:
             self._domain_versions.update(p.domains)
@@ -138,7 +139,7 @@ class Driver:
                        if name not in self.new_shapes or shapes.declared(name) != self.new_shapes[name]}
             if changed:
                 repair_shapes(proto, self.new_shapes, changed)
-        self.report.nodes_after = count_nodes(proto.graph)
+        self.report.nodes_after = self.report.nodes_before + self._node_delta  # no second walk
         return self.report
 
     # -- one graph ---------------------------------------------------------------------------
@@ -257,6 +258,7 @@ class Driver:
             self._check_written(index, pattern, match, ctx, made)
             self.report.constant_bytes_removed += sum(_node_constant_bytes(n) for n in match.nodes)
             index.remove(match.nodes)
+            self._node_delta += len(ctx.new_nodes) - len(match.nodes)
             for node in ctx.new_nodes:
                 index.add(node)
             for tensor in ctx.new_initializers:
@@ -337,6 +339,7 @@ class Driver:
                 continue
             self.report.constant_bytes_removed += _node_constant_bytes(node)
             index.remove([node])
+            self._node_delta -= 1
             dead_nodes.append(node)
             work.extend(reads_of(node))
         # Deleted one by one: rebuilding the list would copy every weight in the model.

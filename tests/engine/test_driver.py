@@ -286,3 +286,12 @@ def test_invalid_nodes_written_by_a_pattern_are_an_error(inputs, attrs, message)
 
     with pytest.raises(surgeon.SurgeonError, match=message):
         surgeon.fuse(relu_neg_model(), patterns=[Sloppy()])
+
+
+def test_node_counts_in_the_report_match_the_model():
+    from surgeon.rewrite.driver import count_nodes
+
+    for m, pattern in ((_if_model(), ReluNeg()), (relu_neg_model(), ReluNeg())):
+        result = surgeon.fuse(m, patterns=[pattern])
+        assert result.report.nodes_before == count_nodes(m.graph)
+        assert result.report.nodes_after == count_nodes(result.model.graph)
