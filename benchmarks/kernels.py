@@ -47,7 +47,6 @@ def median_ms(fns: dict, reps: int, rounds: int = 3) -> dict:
 
 
 def ort_session(n, c, h, w, threads):
-    import onnx
     import onnxruntime as ort
     from onnx import TensorProto, helper
 

@@ -32,7 +32,6 @@ def validate(ctx, original_path, rewritten_path, input_specs, inputs_npz, input_
     from ..validate import validate as run_validation
 
     original = get_runner(original_path, device, plugins)
-    rewritten = get_runner(rewritten_path, device, plugins)
     feeds, sources, max_bytes = gather_feeds(original.loaded, input_specs, inputs_npz, input_shapes, seed,
                                              max_memory)
     report = run_validation(original_path, rewritten_path, feeds, atol=atol, rtol=rtol, device=device,

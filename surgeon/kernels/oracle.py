@@ -157,7 +157,7 @@ def _linear(x, coords, padding, align_corners):
 def cubic_weights(t):
     """The 4 cubic convolution weights (Keys, A = -0.75) for fractional offset t."""
     a = t.dtype.type(CUBIC_A)
-    one, two = t.dtype.type(1), t.dtype.type(2)
+    one = t.dtype.type(1)
 
     def near(s):
         return ((a + 2) * s - (a + 3)) * s * s + one
