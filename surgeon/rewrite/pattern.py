@@ -93,7 +93,8 @@ class Pattern:
         raise NotImplementedError(f"pattern {self.name!r} does not implement rewrite()")
 
     def accepts(self, node: Node) -> bool:
-        """Whether ``node`` may end a match."""
+        """Whether ``node`` may end a match. The driver only offers nodes of ``anchor_types()``:
+        an override can narrow that, not widen it."""
         anchors = self.anchor_types()
         if anchors is None:
             return True
