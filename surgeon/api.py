@@ -12,7 +12,7 @@ from .modelio import LoadedModel, load_model_proto, save_model
 from .errors import SurgeonError
 from .rewrite.driver import Driver
 from .rewrite.pattern import Pattern
-from .rewrite.plugins import discover, select
+from .rewrite.plugins import Discovery, InstalledPattern, discover, select
 from .rewrite.report import Report
 from .shapes import apply_input_shapes
 
@@ -28,9 +28,10 @@ class FuseResult:
 
 
 def _patterns(patterns, only, skip, plugins) -> tuple[list[Pattern], list[str]]:
-    if patterns is not None:
-        chosen = [p() if isinstance(p, type) else p for p in patterns]
-        return [p for p in chosen if (not only or p.name in only) and p.name not in set(skip)], []
+    if patterns is not None:  # given patterns are selected like discovered ones
+        found = Discovery([InstalledPattern(p() if isinstance(p, type) else p, "-", "-", "patterns=")
+                           for p in patterns])
+        return select(found, only, skip), []
     found = discover(plugins)
     return select(found, only, skip), found.errors
 

@@ -14,8 +14,7 @@ from onnx import GraphProto, ModelProto, TypeProto, ValueInfoProto, helper
 from .errors import SurgeonError
 from .modelio import skeleton_model
 
-Dim = "int | str | None"
-ShapeInfo = tuple  # (elem_type: int, dims: tuple[Dim, ...] | None)
+ShapeInfo = tuple  # (elem_type: int, dims: tuple of int | str | None, or None)
 
 
 def read_type(tp: TypeProto) -> ShapeInfo | None:

@@ -121,6 +121,15 @@ class GraphIndex:
             scope = scope.parent
         return None
 
+    def is_defined(self, value: str) -> bool:
+        """Whether ``value`` exists here or in an enclosing scope (input, initializer, output of a node)."""
+        scope: GraphIndex | None = self
+        while scope is not None:
+            if value in scope.producer or value in scope.initializers or value in scope.input_names:
+                return True
+            scope = scope.parent
+        return False
+
     def outer_producer(self, value: str) -> Node | None:
         scope = self.parent
         while scope is not None:

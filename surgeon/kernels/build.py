@@ -63,39 +63,31 @@ def _which(name: str) -> str | None:
     return shutil.which(name) or (name if os.path.isfile(name) and os.access(name, os.X_OK) else None)
 
 
-def find_cxx() -> str:
-    """The host C++ compiler: $CXX when set (and then only it), else g++, c++, clang++."""
-    wanted = os.environ.get("CXX")
+def _find_tool(env: str, candidates: list[str], what: str, install: str) -> str:
+    """$ENV when set (and then only it), else the first candidate found."""
+    wanted = os.environ.get(env)
     if wanted:
         found = _which(wanted)
         if not found:
-            raise KernelBuildError(f"C++ compiler $CXX={wanted!r} not found; install g++ or point CXX at a compiler")
+            raise KernelBuildError(f"{what} ${env}={wanted!r} not found; {install}")
         return found
-    for name in ("g++", "c++", "clang++"):
-        found = _which(name)
-        if found:
-            return found
-    raise KernelBuildError("no C++ compiler found (tried $CXX, g++, c++, clang++); install g++ or set CXX")
-
-
-def find_nvcc() -> str:
-    """nvcc: $NVCC, $CUDA_HOME/bin/nvcc, nvcc on PATH, /usr/local/cuda/bin/nvcc."""
-    wanted = os.environ.get("NVCC")
-    if wanted:
-        found = _which(wanted)
-        if not found:
-            raise KernelBuildError(f"CUDA compiler $NVCC={wanted!r} not found")
-        return found
-    candidates = []
-    for var in ("CUDA_HOME", "CUDA_PATH"):
-        if os.environ.get(var):
-            candidates.append(os.path.join(os.environ[var], "bin", "nvcc"))
-    candidates += ["nvcc", "/usr/local/cuda/bin/nvcc"]
     for name in candidates:
         found = _which(name)
         if found:
             return found
-    raise KernelBuildError("nvcc not found (tried $NVCC, $CUDA_HOME/bin, PATH, /usr/local/cuda/bin); install the CUDA toolkit")
+    raise KernelBuildError(f"no {what} found (tried ${env}, {', '.join(candidates)}); {install}")
+
+
+def find_cxx() -> str:
+    """The host C++ compiler: $CXX when set (and then only it), else g++, c++, clang++."""
+    return _find_tool("CXX", ["g++", "c++", "clang++"], "C++ compiler", "install g++ or set CXX")
+
+
+def find_nvcc() -> str:
+    """nvcc: $NVCC, $CUDA_HOME/bin/nvcc, nvcc on PATH, /usr/local/cuda/bin/nvcc."""
+    homes = [os.path.join(os.environ[v], "bin", "nvcc") for v in ("CUDA_HOME", "CUDA_PATH") if os.environ.get(v)]
+    return _find_tool("NVCC", homes + ["nvcc", "/usr/local/cuda/bin/nvcc"], "CUDA compiler",
+                      "install the CUDA toolkit or set NVCC")
 
 
 def _tool_identity(tool: str) -> str:

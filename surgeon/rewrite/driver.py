@@ -291,12 +291,10 @@ class Driver:
         checker.ir_version = self.loaded.proto.ir_version
         written = {n.domain: self._domain_versions.get(n.domain, 1) for n in ctx.new_nodes if n.domain}
         checker.opset_imports = {**written, **self.session.opsets}
-        known = set(index.input_names) | {t.name for t in ctx.new_initializers}
+        known = made | {t.name for t in ctx.new_initializers}
         for node in ctx.new_nodes:
             for value in node.inputs:
-                if value and value not in made and value not in known and index.find_producer(value) is None \
-                        and index.find_initializer(value) is None and index.outer_producer(value) is None \
-                        and not self._outer_input(index, value):
+                if value and value not in known and not index.is_defined(value):
                     raise SurgeonError(f"pattern {pattern.name!r} wrote {node.label} reading {value!r}, "
                                        f"which does not exist (at {match.anchor.label})")
             try:
@@ -304,15 +302,6 @@ class Driver:
             except onnx.checker.ValidationError as exc:
                 first = str(exc).strip().splitlines()[0]
                 raise SurgeonError(f"pattern {pattern.name!r} wrote an invalid node {node.label}: {first}") from None
-
-    @staticmethod
-    def _outer_input(index: GraphIndex, value: str) -> bool:
-        scope = index.parent
-        while scope is not None:
-            if value in scope.input_names:
-                return True
-            scope = scope.parent
-        return False
 
     @staticmethod
     def _write_nodes(graph: GraphProto, nodes: list[Node]) -> None:

@@ -105,6 +105,30 @@ int affine_grid(int spatial_dims, const void* theta_v, void* grid_v, int64_t N, 
 }  // namespace sk
 
 // ------------------------------------------------------------------ the C ABI
+namespace sk {
+namespace cpu {
+
+// Both sampling entry points: checks, then the float or half instantiation. ``coords`` is
+// theta when kFromTheta, else an explicit grid.
+template <bool kFromTheta>
+int launch(int dtype, int spatial_dims, const void* x, const void* coords, void* y, int64_t N, int64_t C,
+           const int64_t* in_size, const int64_t* out_size, int64_t coord_batch, int mode, int padding_mode,
+           int align_corners, int num_threads) {
+  const int rc = check_sampling(dtype, spatial_dims, x, coords, y, N, C, in_size, out_size, coord_batch, mode,
+                                padding_mode, align_corners);
+  if (rc != SURGEON_OK) return rc;
+  return guarded([&] {
+    if (dtype == SURGEON_DTYPE_FLOAT16)
+      return sample<kFromTheta, half_t>(spatial_dims, x, coords, y, N, C, in_size, out_size, coord_batch, mode,
+                                        padding_mode, align_corners, num_threads);
+    return sample<kFromTheta, float>(spatial_dims, x, coords, y, N, C, in_size, out_size, coord_batch, mode,
+                                     padding_mode, align_corners, num_threads);
+  });
+}
+
+}  // namespace cpu
+}  // namespace sk
+
 extern "C" {
 
 int surgeon_kernels_abi_version(void) { return SURGEON_KERNELS_ABI_VERSION; }
@@ -131,32 +155,16 @@ int surgeon_fused_grid_sample_cpu(int dtype, int spatial_dims, const void* x, co
                                   void* y, int64_t N, int64_t C, const int64_t* in_size,
                                   const int64_t* out_size, int64_t theta_batch, int mode,
                                   int padding_mode, int align_corners, int num_threads) {
-  const int rc = sk::check_sampling(dtype, spatial_dims, x, theta, y, N, C, in_size, out_size,
-                                    theta_batch, mode, padding_mode, align_corners);
-  if (rc != SURGEON_OK) return rc;
-  return sk::guarded([&] {
-    if (dtype == SURGEON_DTYPE_FLOAT16)
-      return sk::cpu::sample<true, sk::half_t>(spatial_dims, x, theta, y, N, C, in_size, out_size, theta_batch,
-                                               mode, padding_mode, align_corners, num_threads);
-    return sk::cpu::sample<true, float>(spatial_dims, x, theta, y, N, C, in_size, out_size, theta_batch, mode,
-                                        padding_mode, align_corners, num_threads);
-  });
+  return sk::cpu::launch<true>(dtype, spatial_dims, x, theta, y, N, C, in_size, out_size, theta_batch, mode,
+                               padding_mode, align_corners, num_threads);
 }
 
 int surgeon_grid_sample_cpu(int dtype, int spatial_dims, const void* x, const void* grid, void* y,
                             int64_t N, int64_t C, const int64_t* in_size, const int64_t* out_size,
                             int64_t grid_batch, int mode, int padding_mode, int align_corners,
                             int num_threads) {
-  const int rc = sk::check_sampling(dtype, spatial_dims, x, grid, y, N, C, in_size, out_size,
-                                    grid_batch, mode, padding_mode, align_corners);
-  if (rc != SURGEON_OK) return rc;
-  return sk::guarded([&] {
-    if (dtype == SURGEON_DTYPE_FLOAT16)
-      return sk::cpu::sample<false, sk::half_t>(spatial_dims, x, grid, y, N, C, in_size, out_size, grid_batch,
-                                                mode, padding_mode, align_corners, num_threads);
-    return sk::cpu::sample<false, float>(spatial_dims, x, grid, y, N, C, in_size, out_size, grid_batch, mode,
-                                         padding_mode, align_corners, num_threads);
-  });
+  return sk::cpu::launch<false>(dtype, spatial_dims, x, grid, y, N, C, in_size, out_size, grid_batch, mode,
+                                padding_mode, align_corners, num_threads);
 }
 
 }  // extern "C"

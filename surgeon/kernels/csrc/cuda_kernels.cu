@@ -88,6 +88,27 @@ int sample(int spatial_dims, const void* x, const void* coords, void* y, Dims d,
 }  // namespace gpu
 }  // namespace sk
 
+namespace sk {
+namespace gpu {
+
+// Both sampling entry points: checks, then the float or half instantiation. ``coords`` is
+// theta when kFromTheta, else an explicit grid.
+template <bool kFromTheta>
+int launch(int dtype, int spatial_dims, const void* x, const void* coords, void* y, int64_t N, int64_t C,
+           const int64_t* in_size, const int64_t* out_size, int64_t coord_batch, int mode, int padding_mode,
+           int align_corners, void* stream) {
+  const int rc = check_sampling(dtype, spatial_dims, x, coords, y, N, C, in_size, out_size, coord_batch, mode,
+                                padding_mode, align_corners);
+  if (rc != SURGEON_OK) return rc;
+  const Dims d = make_dims(spatial_dims, N, C, in_size, out_size, coord_batch, align_corners);
+  if (dtype == SURGEON_DTYPE_FLOAT16)
+    return sample<kFromTheta, half_t>(spatial_dims, x, coords, y, d, mode, padding_mode, (cudaStream_t)stream);
+  return sample<kFromTheta, float>(spatial_dims, x, coords, y, d, mode, padding_mode, (cudaStream_t)stream);
+}
+
+}  // namespace gpu
+}  // namespace sk
+
 extern "C" {
 
 int surgeon_kernels_abi_version(void) { return SURGEON_KERNELS_ABI_VERSION; }
@@ -118,26 +139,16 @@ int surgeon_fused_grid_sample_cuda(int dtype, int spatial_dims, const void* x, c
                                    void* y, int64_t N, int64_t C, const int64_t* in_size,
                                    const int64_t* out_size, int64_t theta_batch, int mode,
                                    int padding_mode, int align_corners, void* stream) {
-  const int rc = sk::check_sampling(dtype, spatial_dims, x, theta, y, N, C, in_size, out_size,
-                                    theta_batch, mode, padding_mode, align_corners);
-  if (rc != SURGEON_OK) return rc;
-  const sk::Dims d = sk::make_dims(spatial_dims, N, C, in_size, out_size, theta_batch, align_corners);
-  if (dtype == SURGEON_DTYPE_FLOAT16)
-    return sk::gpu::sample<true, sk::half_t>(spatial_dims, x, theta, y, d, mode, padding_mode, (cudaStream_t)stream);
-  return sk::gpu::sample<true, float>(spatial_dims, x, theta, y, d, mode, padding_mode, (cudaStream_t)stream);
+  return sk::gpu::launch<true>(dtype, spatial_dims, x, theta, y, N, C, in_size, out_size, theta_batch, mode,
+                               padding_mode, align_corners, stream);
 }
 
 int surgeon_grid_sample_cuda(int dtype, int spatial_dims, const void* x, const void* grid, void* y,
                              int64_t N, int64_t C, const int64_t* in_size, const int64_t* out_size,
                              int64_t grid_batch, int mode, int padding_mode, int align_corners,
                              void* stream) {
-  const int rc = sk::check_sampling(dtype, spatial_dims, x, grid, y, N, C, in_size, out_size,
-                                    grid_batch, mode, padding_mode, align_corners);
-  if (rc != SURGEON_OK) return rc;
-  const sk::Dims d = sk::make_dims(spatial_dims, N, C, in_size, out_size, grid_batch, align_corners);
-  if (dtype == SURGEON_DTYPE_FLOAT16)
-    return sk::gpu::sample<false, sk::half_t>(spatial_dims, x, grid, y, d, mode, padding_mode, (cudaStream_t)stream);
-  return sk::gpu::sample<false, float>(spatial_dims, x, grid, y, d, mode, padding_mode, (cudaStream_t)stream);
+  return sk::gpu::launch<false>(dtype, spatial_dims, x, grid, y, N, C, in_size, out_size, grid_batch, mode,
+                                padding_mode, align_corners, stream);
 }
 
 }  // extern "C"
