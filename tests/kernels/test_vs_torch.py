@@ -59,9 +59,10 @@ def test_grid_sample_matches_torch(backend_name, nsp, mode, padding, ac):
 @pytest.mark.parametrize("backend_name", BACKENDS, indirect=True)
 @pytest.mark.parametrize("nsp", (2, 3))
 @pytest.mark.parametrize("ac", (0, 1))
-def test_affine_grid_is_torchs_bit_for_bit(backend_name, nsp, ac):
-    # The fast kernels evaluate the grid in torch's CPU float32 order, so floor() and nearest
-    # ties decide as torch does: hold them to exact equality.
+def test_affine_grid_matches_torch(backend_name, nsp, ac):
+    # The kernels evaluate the grid in torch's unfused order.  torch itself switches to BLAS
+    # for larger grids, which on FMA/AVX-512 hosts fuses x*t0 + y*t1 and lands an ulp away
+    # (measured: 0 of 35 values differ at 5x7, 15% at 17x33): hold every backend to 1e-6.
     rng = np.random.default_rng(1)
     for size in [(1, 1, 1), (5, 1, 7), (3, 17, 33), (2, 64, 40)]:
         size = size[3 - nsp:]
@@ -71,10 +72,7 @@ def test_affine_grid_is_torchs_bit_for_bit(backend_name, nsp, ac):
             want = F.affine_grid(torch.from_numpy(theta), (3, 1) + size, align_corners=bool(ac)).numpy()
         got = K.affine_grid(theta, size, ac, backend=backend_name)
         assert got.shape == want.shape
-        if backend_name == "numpy":
-            np.testing.assert_allclose(got, want, rtol=0, atol=1e-6)
-        else:
-            np.testing.assert_array_equal(got, want)
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-6)
 
 
 @pytest.mark.parametrize("backend_name", BACKENDS, indirect=True)

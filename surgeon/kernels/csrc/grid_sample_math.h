@@ -2,8 +2,9 @@
 //
 // Included by the CPU build (cpu_*.cpp) and the CUDA build (cuda_kernels.cu), so the CPU
 // tests exercise the arithmetic the GPU runs.  Semantics are torch's F.affine_grid /
-// F.grid_sample; coordinates reproduce torch's CPU float32 evaluation order bit for bit, so
-// nearest-mode ties and floor() boundaries land where torch puts them.
+// F.grid_sample; coordinates follow torch's unfused CPU float32 evaluation order, so
+// nearest-mode ties and floor() boundaries land where torch puts them (torch's BLAS path,
+// taken for large grids, may fuse multiply-adds on FMA hosts and land an ulp away).
 //
 // Both builds must not contract a*b+c into fma on their own (g++ -ffp-contract=off, nvcc
 // -fmad=false): the explicit fmaf calls below are the only fused operations.
