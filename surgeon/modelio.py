@@ -21,6 +21,7 @@ from google.protobuf.message import DecodeError
 from onnx import ModelProto, TensorProto, numpy_helper
 
 from .errors import SurgeonError
+from .wire import write_model
 
 # Protobuf refuses to serialise a message of 2 GiB or more; leave room for the graph itself.
 PROTOBUF_LIMIT = 2**31 - 64 * 2**20
@@ -374,12 +375,10 @@ def save_model(loaded: LoadedModel, out_path: str | os.PathLike, external_data: 
                 undo = _externalise(loaded, data_file, name + ".data", restore)
         else:
             _internalise(loaded)
-        payload = loaded.proto.SerializeToString()
         fd, model_tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
         temps.append(model_tmp)
         with os.fdopen(fd, "wb") as f:
-            f.write(payload)
-        del payload
+            write_model(loaded.proto, f)  # streamed: no model-sized buffer
         if data_tmp is not None:
             data_path = os.path.join(folder, name + ".data")
             os.replace(data_tmp, data_path)

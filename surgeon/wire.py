@@ -1,0 +1,97 @@
+"""Write a ModelProto to a file in pieces, never holding its whole serialisation in memory.
+
+``SerializeToString`` builds one buffer as large as the model (370 MB of weights -> a fresh
+370 MB allocation, page-faulted in, then copied to the file). Here the weights' bytes go to
+the file one tensor at a time, so the biggest temporary is the largest single weight.
+
+The output is ordinary protobuf wire format that any parser reads back into an equal
+message; only the order of fields differs from ``SerializeToString`` (weights come after
+the nodes, a tensor's ``raw_data`` after its other fields), which protobuf allows.
+"""
+
+from __future__ import annotations
+
+from typing import BinaryIO
+
+from google.protobuf.message import Message
+from onnx import GraphProto, ModelProto, TensorProto
+
+# (field number << 3) | 2: a length-delimited field.
+_MODEL_GRAPH = bytes([7 << 3 | 2])
+_GRAPH_INITIALIZER = bytes([5 << 3 | 2])
+_TENSOR_RAW_DATA = bytes([9 << 3 | 2])
+# Tensors smaller than this are serialised whole: splitting them saves nothing.
+_SPLIT_BYTES = 1 << 16
+
+
+def varint(n: int) -> bytes:
+    out = bytearray()
+    while n > 0x7F:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def without(message: Message, field: str) -> Message:
+    """A copy of ``message`` without ``field`` (the others are copied as they are)."""
+    copy = type(message)()
+    for fd, value in message.ListFields():
+        if fd.name == field:
+            continue
+        target = getattr(copy, fd.name) if fd.is_repeated or fd.message_type else None
+        if fd.is_repeated:
+            target.extend(value)
+        elif fd.message_type:
+            target.CopyFrom(value)
+        else:
+            setattr(copy, fd.name, value)
+    return copy
+
+
+class _Tensor:
+    """One initializer, sized without copying its data twice: the header (every field but
+    raw_data) is serialised, and raw_data's length read from the data itself once."""
+
+    __slots__ = ("tensor", "head", "raw_len", "whole")
+
+    def __init__(self, tensor: TensorProto):
+        self.tensor = tensor
+        self.whole = None
+        if tensor.HasField("raw_data") and len(tensor.raw_data) >= _SPLIT_BYTES:
+            self.head = without(tensor, "raw_data").SerializeToString()
+            self.raw_len = len(tensor.raw_data)
+        else:
+            self.whole = tensor.SerializeToString()
+
+    def size(self) -> int:
+        if self.whole is not None:
+            return len(self.whole)
+        return len(self.head) + len(_TENSOR_RAW_DATA) + len(varint(self.raw_len)) + self.raw_len
+
+    def write(self, f: BinaryIO) -> None:
+        f.write(_GRAPH_INITIALIZER + varint(self.size()))
+        if self.whole is not None:
+            f.write(self.whole)
+            return
+        f.write(self.head + _TENSOR_RAW_DATA + varint(self.raw_len))
+        raw = self.tensor.raw_data
+        if len(raw) != self.raw_len:  # changed since it was sized: the file would be corrupt
+            raise RuntimeError(f"tensor {self.tensor.name!r} changed while it was being written")
+        f.write(raw)
+
+
+def write_model(model: ModelProto, f: BinaryIO) -> None:
+    """Write ``model`` to ``f`` as protobuf bytes that parse back into an equal model."""
+    graph: GraphProto = model.graph
+    if not model.HasField("graph") or len(graph.initializer) == 0:
+        f.write(model.SerializeToString())
+        return
+    rest = without(graph, "initializer").SerializeToString()
+    tensors = [_Tensor(t) for t in graph.initializer]
+    entries = [len(_GRAPH_INITIALIZER) + len(varint(t.size())) + t.size() for t in tensors]
+    f.write(without(model, "graph").SerializeToString())
+    f.write(_MODEL_GRAPH + varint(len(rest) + sum(entries)))
+    f.write(rest)
+    for t in tensors:
+        t.write(f)
