@@ -3,7 +3,7 @@ in the same run: torch (affine_grid + grid_sample), onnxruntime (an opset-20 Aff
 GridSample model) and cv2.warpAffine (theta turned into its pixel-space inverse map).  On a
 GPU, also the CUDA kernel against torch on the GPU, with the memory bandwidth achieved.
 
-    python benchmarks/kernels.py [--reps 15] [--threads 1 2]
+    python benchmarks/kernels.py [--reps 15] [--threads 1 2] [--shapes 1x3x512x512 ...]
 
 Each timing is the median of --reps runs with warm caches: the implementations run in short
 blocks that rotate over three rounds, so that a noisy machine hurts them alike (their idle
@@ -78,7 +78,7 @@ def cv2_matrix(theta, h, w, ho, wo):
     return np.array(rows, np.float64)
 
 
-def cpu_rows(reps: int, thread_counts) -> None:
+def cpu_rows(reps: int, thread_counts, shapes) -> None:
     import cv2
     import torch
     import torch.nn.functional as F
@@ -87,7 +87,7 @@ def cpu_rows(reps: int, thread_counts) -> None:
 
     print("CPU, float32, bilinear, zeros, align_corners=0; median ms; ratio = baseline / fused")
     print(f"{'shape':>18} {'thr':>3} {'fused':>8} {'torch':>8} {'x':>5} {'ort':>8} {'x':>5} {'cv2':>8} {'x':>5}")
-    for n, c, h, w in SHAPES:
+    for n, c, h, w in shapes:
         rng = np.random.default_rng(0)
         x = rng.random((n, c, h, w), np.float32)
         theta = np.repeat(THETA[None], n, 0)
@@ -124,7 +124,7 @@ def cpu_rows(reps: int, thread_counts) -> None:
                   f"{t['ort']:8.3f} {t['ort'] / f:5.1f} {t['cv2']:8.3f} {t['cv2'] / f:5.1f}")
 
 
-def gpu_rows(reps: int) -> None:
+def gpu_rows(reps: int, shapes) -> None:
     import torch
     import torch.nn.functional as F
 
@@ -136,7 +136,7 @@ def gpu_rows(reps: int) -> None:
     print(f"\nGPU ({torch.cuda.get_device_name()}), float32, bilinear, zeros; median ms; "
           "GB/s = (input read + output written) / time")
     print(f"{'shape':>18} {'fused':>8} {'GB/s':>7} {'torch':>8} {'GB/s':>7} {'x':>5}")
-    for n, c, h, w in SHAPES + [(16, 64, 256, 256)]:
+    for n, c, h, w in shapes:
         x = torch.rand(n, c, h, w, device="cuda")
         theta = torch.from_numpy(np.repeat(THETA[None], n, 0)).cuda()
 
@@ -167,10 +167,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=15)
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--shapes", nargs="+", metavar="NxCxHxW", help="only these shapes (default: all)")
     args = parser.parse_args()
+    shapes = [tuple(int(v) for v in s.split("x")) for s in args.shapes] if args.shapes else None
     print(f"CPUs available: {len(os.sched_getaffinity(0))}")
-    cpu_rows(args.reps, args.threads)
-    gpu_rows(args.reps)
+    cpu_rows(args.reps, args.threads, shapes or SHAPES)
+    gpu_rows(args.reps, shapes or SHAPES + [(16, 64, 256, 256)])
 
 
 if __name__ == "__main__":

@@ -26,12 +26,16 @@ from pathlib import Path
 CSRC = Path(__file__).resolve().parent / "csrc"
 
 SHARED_HEADERS = ("grid_sample_math.h", "dispatch.h", "locations.h", "abi_checks.h", "surgeon_kernels.h")
-# The CPU library's translation units, compiled in parallel, each at its own -O level: the
+# The CPU library's translation units, compiled in parallel, each with its own flags: the
 # fast paths need -O3 (vectorised pass 1, 2.3x faster); the ABI and per-location code,
 # full of instantiations, compiles twice as fast at -O2 (IEEE results are the same).
-CPU_UNITS = (("cpu_fast.cpp", "-O3"), ("cpu_kernels.cpp", "-O2"))
+# On x86-64, pass 1 may use 512-bit vectors where the CPU has them (GCC prefers 256): a
+# Sapphire Rapids class Xeon ran 1x3x512x512 in 0.57 ms instead of 0.66.
+_X86 = platform.machine().lower() in ("x86_64", "amd64")
+CPU_UNITS = (("cpu_fast.cpp", ("-O3",) + (("-mprefer-vector-width=512",) if _X86 else ())),
+             ("cpu_kernels.cpp", ("-O2",)))
 CPU_SOURCES = ("cpu_fast.cpp", "cpu_kernels.cpp", "cpu_common.h", "cpu_rows.h", "cpu_simd.h",
-               "thread_pool.h") + SHARED_HEADERS
+               "cpu_avx512.h", "thread_pool.h") + SHARED_HEADERS
 CUDA_SOURCES = ("cuda_kernels.cu",) + SHARED_HEADERS
 
 CPU_LIBRARY = "libsurgeon_kernels_cpu.so"
@@ -174,8 +178,8 @@ def build_cpu() -> Path:
 
     def steps(tmp: Path, out: Path) -> list[list[list[str]]]:
         objects = [tmp / (name + ".o") for name, _ in CPU_UNITS]
-        compile_units = [[cxx, opt, *CXX_FLAGS, "-I", str(CSRC), "-c", "-o", str(obj), str(CSRC / name)]
-                         for (name, opt), obj in zip(CPU_UNITS, objects)]
+        compile_units = [[cxx, *flags, *CXX_FLAGS, "-I", str(CSRC), "-c", "-o", str(obj), str(CSRC / name)]
+                         for (name, flags), obj in zip(CPU_UNITS, objects)]
         link = [[cxx, "-shared", "-pthread", "-o", str(out), *map(str, objects)]]
         return [compile_units, link]
 

@@ -77,10 +77,7 @@ inline void apply_channels(const float* x, int64_t C, int64_t plane, const int32
   }
 }
 
-// Pass-1 offsets below 0: the pixel has a tap outside (kRim: the per-pixel math decides), or
-// every tap outside, so that with zero padding it is 0 (kNoTaps; padding that moves
-// coordinates never produces it, as they then stay inside).
-constexpr int32_t kRim = -1, kNoTaps = -2;
+// Pass-1 offsets below 0: kRim and kNoTaps (cpu_simd.h).
 
 // 0 <= i < n (n >= 0) in one unsigned compare: with two-sided tests GCC 12 gave up
 // vectorising some pass-1 loops ("no vectype").
