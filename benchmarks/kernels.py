@@ -3,7 +3,7 @@ in the same run: torch (affine_grid + grid_sample), onnxruntime (an opset-20 Aff
 GridSample model) and cv2.warpAffine (theta turned into its pixel-space inverse map).  On a
 GPU, also the CUDA kernel against torch on the GPU, with the memory bandwidth achieved.
 
-    python benchmarks/kernels.py [--reps 15] [--threads 1 2] [--shapes 1x3x512x512 ...]
+    python benchmarks/kernels.py [--reps 15] [--threads 1 2] [--shapes 1x3x512x512 ...] [--gpu-only]
 
 Each timing is the median of --reps runs with warm caches: the implementations run in short
 blocks that rotate over three rounds, so that a noisy machine hurts them alike (their idle
@@ -168,10 +168,12 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=15)
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--shapes", nargs="+", metavar="NxCxHxW", help="only these shapes (default: all)")
+    parser.add_argument("--gpu-only", action="store_true", help="skip the CPU rows")
     args = parser.parse_args()
     shapes = [tuple(int(v) for v in s.split("x")) for s in args.shapes] if args.shapes else None
     print(f"CPUs available: {len(os.sched_getaffinity(0))}")
-    cpu_rows(args.reps, args.threads, shapes or SHAPES)
+    if not args.gpu_only:
+        cpu_rows(args.reps, args.threads, shapes or SHAPES)
     gpu_rows(args.reps, shapes or SHAPES + [(16, 64, 256, 256)])
 
 
