@@ -20,6 +20,7 @@ import onnx
 from google.protobuf.message import DecodeError
 from onnx import ModelProto, TensorProto, numpy_helper
 
+from .datafile import DataFileWriter, ExternalRef
 from .errors import SurgeonError
 from .wire import write_model
 
@@ -27,13 +28,6 @@ from .wire import write_model
 PROTOBUF_LIMIT = 2**31 - 64 * 2**20
 # Tensors at least this large go to the external data file when writing external data.
 EXTERNAL_THRESHOLD = 1024
-
-
-@dataclass
-class ExternalRef:
-    path: str  # absolute path of the file holding the bytes
-    offset: int
-    length: int
 
 
 @dataclass
@@ -227,87 +221,10 @@ def check_output_path(out_path: str, loaded: LoadedModel) -> None:
         raise SurgeonError(f"{out_path}: is a folder")
 
 
-def _copy_range(src, offset: int, length: int, dst) -> None:
-    """Kernel-side copy of a byte range (no trip through Python memory)."""
-    remaining, pos = length, offset
-    while remaining > 0:
-        try:
-            n = os.copy_file_range(src.fileno(), dst.fileno(), remaining, pos)
-        except OSError:
-            n = 0
-        if n <= 0:  # not supported across these files: plain chunked copy
-            src.seek(pos)
-            while remaining > 0:
-                chunk = src.read(min(remaining, 64 << 20))
-                if not chunk:
-                    raise SurgeonError(f"{src.name}: external data ended early")
-                dst.write(chunk)
-                remaining -= len(chunk)
-            return
-        remaining -= n
-        pos += n
-
-
-class _DataWriter:
-    """Appends tensors to the new data file. Tensors that already live in external data are
-    copied file to file, and neighbours in the source are copied as one range with their
-    layout kept, so a 3 GB model costs a few large copies, not one call per weight."""
-
-    GAP = 4096  # source bytes between two tensors that are copied along rather than split on
-
-    def __init__(self, data_file):
-        self.out = data_file
-        self.offset = 0
-        self.sources: dict[str, object] = {}
-        self.run: list | None = None  # [path, source start, source end, output start]
-
-    def _align(self, to: int) -> None:
-        pad = (-self.offset) % to
-        if pad:
-            self.out.write(b"\0" * pad)
-            self.offset += pad
-
-    def copy(self, ref: ExternalRef) -> int:
-        run = self.run
-        if run and run[0] == ref.path and run[2] <= ref.offset <= run[2] + self.GAP:
-            run[2] = max(run[2], ref.offset + ref.length)
-            return run[3] + ref.offset - run[1]
-        self.flush()
-        self._align(4096)
-        self.run = [ref.path, ref.offset, ref.offset + ref.length, self.offset]
-        return self.offset
-
-    def write(self, raw: bytes) -> int:
-        self.flush()
-        self._align(64)  # aligned for engines that mmap the file
-        at = self.offset
-        self.out.write(raw)
-        self.offset += len(raw)
-        return at
-
-    def flush(self) -> None:
-        if self.run is None:
-            return
-        path, start, end, _ = self.run
-        self.run = None
-        if path not in self.sources:
-            self.sources[path] = open(path, "rb")
-        self.out.flush()
-        _copy_range(self.sources[path], start, end - start, self.out)
-        self.offset += end - start
-        self.out.seek(self.offset)
-
-    def close(self) -> None:
-        self.flush()
-        self.out.flush()
-        for f in self.sources.values():
-            f.close()
-
-
-def _externalise(loaded: LoadedModel, data_file, location: str, restore: bool) -> list:
-    """Point every large tensor at ``data_file``; returns what is needed to undo it."""
-    undo = []
-    writer = _DataWriter(data_file)
+def _externalise(loaded: LoadedModel, data_fd: int, location: str, restore: bool, undo: list) -> None:
+    """Point every large tensor at the data file ``data_fd``; ``undo`` gathers, as it goes,
+    what puts them back (also when this fails half way)."""
+    writer = DataFileWriter(data_fd)
     try:
         for tensor in iter_tensors(loaded.proto.graph):
             ref = loaded.external.get(tensor.name) if tensor.data_location == TensorProto.EXTERNAL else None
@@ -335,7 +252,6 @@ def _externalise(loaded: LoadedModel, data_file, location: str, restore: bool) -
                 entry.key, entry.value = key, value
     finally:
         writer.close()
-    return undo
 
 
 def _restore(undo) -> None:
@@ -371,8 +287,10 @@ def save_model(loaded: LoadedModel, out_path: str | os.PathLike, external_data: 
         if external_data:
             fd, data_tmp = tempfile.mkstemp(prefix=f".{name}.data.", suffix=".tmp", dir=folder)
             temps.append(data_tmp)
-            with os.fdopen(fd, "wb") as data_file:
-                undo = _externalise(loaded, data_file, name + ".data", restore)
+            try:
+                _externalise(loaded, fd, name + ".data", restore, undo)
+            finally:
+                os.close(fd)
         else:
             _internalise(loaded)
         fd, model_tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
