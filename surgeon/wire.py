@@ -50,35 +50,41 @@ def without(message: Message, field: str) -> Message:
 
 
 class _Tensor:
-    """One initializer, sized without copying its data twice: the header (every field but
-    raw_data) is serialised, and raw_data's length read from the data itself once."""
+    """One initializer, sized before it is written, keeping none of its bytes in between.
 
-    __slots__ = ("tensor", "head", "raw_len", "whole")
+    Large raw weights: the header (every field but raw_data) is serialised and kept, and the
+    bytes go to the file as they are.  The rest: sized with ByteSize, serialised when written.
+    """
+
+    __slots__ = ("tensor", "head", "raw_len", "size")
 
     def __init__(self, tensor: TensorProto):
         self.tensor = tensor
-        self.whole = None
-        if tensor.HasField("raw_data") and len(tensor.raw_data) >= _SPLIT_BYTES:
+        self.head = None
+        # Reading raw_data copies it (upb hands out new bytes): its length is taken once here,
+        # its bytes once more in write(), and neither copy is kept.
+        self.raw_len = len(tensor.raw_data) if tensor.HasField("raw_data") else 0
+        if self.raw_len >= _SPLIT_BYTES:
             self.head = without(tensor, "raw_data").SerializeToString()
-            self.raw_len = len(tensor.raw_data)
+            self.size = len(self.head) + len(_TENSOR_RAW_DATA) + len(varint(self.raw_len)) + self.raw_len
         else:
-            self.whole = tensor.SerializeToString()
-
-    def size(self) -> int:
-        if self.whole is not None:
-            return len(self.whole)
-        return len(self.head) + len(_TENSOR_RAW_DATA) + len(varint(self.raw_len)) + self.raw_len
+            self.size = tensor.ByteSize()
 
     def write(self, f: BinaryIO) -> None:
-        f.write(_GRAPH_INITIALIZER + varint(self.size()))
-        if self.whole is not None:
-            f.write(self.whole)
+        f.write(_GRAPH_INITIALIZER + varint(self.size))
+        if self.head is None:
+            data = self.tensor.SerializeToString()
+            self._same(len(data), self.size)
+            f.write(data)
             return
         f.write(self.head + _TENSOR_RAW_DATA + varint(self.raw_len))
         raw = self.tensor.raw_data
-        if len(raw) != self.raw_len:  # changed since it was sized: the file would be corrupt
-            raise RuntimeError(f"tensor {self.tensor.name!r} changed while it was being written")
+        self._same(len(raw), self.raw_len)
         f.write(raw)
+
+    def _same(self, written: int, sized: int) -> None:
+        if written != sized:  # changed since it was sized: the file would be corrupt
+            raise RuntimeError(f"tensor {self.tensor.name!r} changed while it was being written")
 
 
 def write_model(model: ModelProto, f: BinaryIO) -> None:
@@ -89,7 +95,7 @@ def write_model(model: ModelProto, f: BinaryIO) -> None:
         return
     rest = without(graph, "initializer").SerializeToString()
     tensors = [_Tensor(t) for t in graph.initializer]
-    entries = [len(_GRAPH_INITIALIZER) + len(varint(t.size())) + t.size() for t in tensors]
+    entries = [len(_GRAPH_INITIALIZER) + len(varint(t.size)) + t.size for t in tensors]
     f.write(without(model, "graph").SerializeToString())
     f.write(_MODEL_GRAPH + varint(len(rest) + sum(entries)))
     f.write(rest)
