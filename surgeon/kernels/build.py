@@ -5,6 +5,7 @@ with ``-march=native``; the CUDA library with nvcc (``$NVCC``, ``$CUDA_HOME/bin/
 ``nvcc`` on PATH, ``/usr/local/cuda/bin/nvcc``) only when asked for: a torch CUDA tensor
 reaches the kernels, or :func:`build_cuda` is called.
 
+Extra C++ flags: ``$SURGEON_CXXFLAGS`` (part of the hash).
 Cache: ``$SURGEON_CACHE_DIR/kernels/<hash>/`` (default ``~/.cache/surgeon/kernels/<hash>/``).
 The hash covers the sources, the compiler's identity and version, the flags, and for the CPU
 build the processor (``-march=native`` code is only valid on a like machine).  A build
@@ -170,15 +171,22 @@ def _compile(steps_for, library: str, key: str, what: str) -> Path:
     return target
 
 
+def extra_cxx_flags() -> list[str]:
+    """$SURGEON_CXXFLAGS, added last: e.g. -mno-avx512f builds the AVX2 path on an AVX-512
+    machine (the tests do), -march=x86-64-v2 a library for older CPUs."""
+    return os.environ.get("SURGEON_CXXFLAGS", "").split()
+
+
 def build_cpu() -> Path:
     """Path to the CPU library, compiling it first if this machine's cache lacks it."""
     cxx = find_cxx()
-    key = _digest([_tool_identity(cxx), " ".join(CXX_FLAGS), repr(CPU_UNITS), platform.machine(), _cpu_identity()],
+    flags_all = [*CXX_FLAGS, *extra_cxx_flags()]
+    key = _digest([_tool_identity(cxx), " ".join(flags_all), repr(CPU_UNITS), platform.machine(), _cpu_identity()],
                   CPU_SOURCES)
 
     def steps(tmp: Path, out: Path) -> list[list[list[str]]]:
         objects = [tmp / (name + ".o") for name, _ in CPU_UNITS]
-        compile_units = [[cxx, *flags, *CXX_FLAGS, "-I", str(CSRC), "-c", "-o", str(obj), str(CSRC / name)]
+        compile_units = [[cxx, *flags, *flags_all, "-I", str(CSRC), "-c", "-o", str(obj), str(CSRC / name)]
                          for (name, flags), obj in zip(CPU_UNITS, objects)]
         link = [[cxx, "-shared", "-pthread", "-o", str(out), *map(str, objects)]]
         return [compile_units, link]
