@@ -33,14 +33,21 @@ def varint(n: int) -> bytes:
     return bytes(out)
 
 
+def _repeated(fd) -> bool:
+    # protobuf 7 dropped FieldDescriptor.label; older releases lack is_repeated.
+    flag = getattr(fd, "is_repeated", None)
+    return flag if flag is not None else fd.label == fd.LABEL_REPEATED
+
+
 def without(message: Message, field: str) -> Message:
     """A copy of ``message`` without ``field`` (the others are copied as they are)."""
     copy = type(message)()
     for fd, value in message.ListFields():
         if fd.name == field:
             continue
-        target = getattr(copy, fd.name) if fd.is_repeated or fd.message_type else None
-        if fd.is_repeated:
+        repeated = _repeated(fd)
+        target = getattr(copy, fd.name) if repeated or fd.message_type else None
+        if repeated:
             target.extend(value)
         elif fd.message_type:
             target.CopyFrom(value)
