@@ -16,6 +16,11 @@ from typing import BinaryIO
 from google.protobuf.message import Message
 from onnx import GraphProto, ModelProto, TensorProto
 
+try:
+    from google.protobuf.unknown_fields import UnknownFieldSet
+except ImportError:  # protobuf before 4.22
+    UnknownFieldSet = None
+
 # (field number << 3) | 2: a length-delimited field.
 _MODEL_GRAPH = bytes([7 << 3 | 2])
 _GRAPH_INITIALIZER = bytes([5 << 3 | 2])
@@ -37,6 +42,13 @@ def _repeated(fd) -> bool:
     # protobuf 7 dropped FieldDescriptor.label; older releases lack is_repeated.
     flag = getattr(fd, "is_repeated", None)
     return flag if flag is not None else fd.label == fd.LABEL_REPEATED
+
+
+def has_unknown_fields(message: Message) -> bool:
+    """Fields this onnx does not know (a newer exporter's): ``without`` would drop them."""
+    if UnknownFieldSet is None:
+        return True  # cannot tell: treat as present, and serialise whole
+    return len(UnknownFieldSet(message)) > 0
 
 
 def without(message: Message, field: str) -> Message:
@@ -71,7 +83,7 @@ class _Tensor:
         # Reading raw_data copies it (upb hands out new bytes): its length is taken once here,
         # its bytes once more in write(), and neither copy is kept.
         self.raw_len = len(tensor.raw_data) if tensor.HasField("raw_data") else 0
-        if self.raw_len >= _SPLIT_BYTES:
+        if self.raw_len >= _SPLIT_BYTES and not has_unknown_fields(tensor):
             self.head = without(tensor, "raw_data").SerializeToString()
             self.size = len(self.head) + len(_TENSOR_RAW_DATA) + len(varint(self.raw_len)) + self.raw_len
         else:
@@ -97,7 +109,8 @@ class _Tensor:
 def write_model(model: ModelProto, f: BinaryIO) -> None:
     """Write ``model`` to ``f`` as protobuf bytes that parse back into an equal model."""
     graph: GraphProto = model.graph
-    if not model.HasField("graph") or len(graph.initializer) == 0:
+    if not model.HasField("graph") or len(graph.initializer) == 0 or has_unknown_fields(model) \
+            or has_unknown_fields(graph):
         f.write(model.SerializeToString())
         return
     rest = without(graph, "initializer").SerializeToString()

@@ -84,3 +84,27 @@ def test_models_without_weights_are_written_whole():
 @pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.stem)
 def test_samples_round_trip(path):
     assert_round_trip(onnx.load(str(path)))
+
+
+def with_unknown_field(message, field_number=1000):
+    """``message`` as a newer schema might have written it: plus a field this one lacks."""
+    extra = type(message)()
+    extra.ParseFromString(message.SerializeToString() + varint(field_number << 3) + varint(7))
+    return extra
+
+
+@pytest.mark.parametrize("where", ["model", "graph", "tensor"])
+def test_fields_unknown_to_this_onnx_are_kept(where):
+    model = rich_model()
+    if where == "model":
+        model = with_unknown_field(model)
+    elif where == "graph":
+        model.graph.CopyFrom(with_unknown_field(model.graph))
+    else:
+        model.graph.initializer[0].CopyFrom(with_unknown_field(model.graph.initializer[0]))
+    data = streamed(model)
+    assert data.count(varint(1000 << 3) + varint(7)) == 1
+    back = onnx.ModelProto()
+    back.ParseFromString(data)
+    assert back.SerializeToString(deterministic=True) == model.SerializeToString(deterministic=True)
+
