@@ -22,7 +22,7 @@ from onnx import ModelProto, TensorProto, numpy_helper
 
 from .datafile import DataFileWriter, ExternalRef
 from .errors import SurgeonError
-from .wire import write_model
+from .wire import tensor_nbytes, write_model
 
 # Protobuf refuses to serialise a message of 2 GiB or more; leave room for the graph itself.
 PROTOBUF_LIMIT = 2**31 - 64 * 2**20
@@ -189,14 +189,6 @@ def tensor_to_array(tensor: TensorProto, loaded: LoadedModel | None = None) -> n
     copy.data_location = TensorProto.DEFAULT
     copy.raw_data = raw
     return numpy_helper.to_array(copy)
-
-
-def tensor_nbytes(tensor: TensorProto) -> int:
-    """Bytes of a tensor's data, from its dims and type (reading raw_data would copy it)."""
-    if tensor.data_type in (TensorProto.STRING, TensorProto.UNDEFINED):
-        return tensor.ByteSize()
-    itemsize = onnx.helper.tensor_dtype_to_np_dtype(tensor.data_type).itemsize
-    return math.prod(tensor.dims) * itemsize
 
 
 def model_data_bytes(loaded: LoadedModel) -> int:

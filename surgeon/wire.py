@@ -11,8 +11,10 @@ the nodes, a tensor's ``raw_data`` after its other fields), which protobuf allow
 
 from __future__ import annotations
 
+import math
 from typing import BinaryIO
 
+import onnx
 from google.protobuf.message import Message
 from onnx import GraphProto, ModelProto, TensorProto
 
@@ -36,6 +38,14 @@ def varint(n: int) -> bytes:
         n >>= 7
     out.append(n)
     return bytes(out)
+
+
+def tensor_nbytes(tensor: TensorProto) -> int:
+    """Bytes of a tensor's data, from its dims and type (reading raw_data would copy it)."""
+    if tensor.data_type in (TensorProto.STRING, TensorProto.UNDEFINED):
+        return tensor.ByteSize()
+    itemsize = onnx.helper.tensor_dtype_to_np_dtype(tensor.data_type).itemsize
+    return math.prod(tensor.dims) * itemsize
 
 
 def _repeated(fd) -> bool:
@@ -80,10 +90,12 @@ class _Tensor:
     def __init__(self, tensor: TensorProto):
         self.tensor = tensor
         self.head = None
-        # Reading raw_data copies it (upb hands out new bytes): its length is taken once here,
-        # its bytes once more in write(), and neither copy is kept.
-        self.raw_len = len(tensor.raw_data) if tensor.HasField("raw_data") else 0
-        if self.raw_len >= _SPLIT_BYTES and not has_unknown_fields(tensor):
+        split = (tensor_nbytes(tensor) >= _SPLIT_BYTES and tensor.HasField("raw_data")
+                 and not has_unknown_fields(tensor))
+        if split:
+            # Reading raw_data copies it (upb hands out new bytes): once here for its length,
+            # once more in write(); neither copy is kept.
+            self.raw_len = len(tensor.raw_data)
             self.head = without(tensor, "raw_data").SerializeToString()
             self.size = len(self.head) + len(_TENSOR_RAW_DATA) + len(varint(self.raw_len)) + self.raw_len
         else:
@@ -92,18 +104,10 @@ class _Tensor:
     def write(self, f: BinaryIO) -> None:
         f.write(_GRAPH_INITIALIZER + varint(self.size))
         if self.head is None:
-            data = self.tensor.SerializeToString()
-            self._same(len(data), self.size)
-            f.write(data)
-            return
-        f.write(self.head + _TENSOR_RAW_DATA + varint(self.raw_len))
-        raw = self.tensor.raw_data
-        self._same(len(raw), self.raw_len)
-        f.write(raw)
-
-    def _same(self, written: int, sized: int) -> None:
-        if written != sized:  # changed since it was sized: the file would be corrupt
-            raise RuntimeError(f"tensor {self.tensor.name!r} changed while it was being written")
+            f.write(self.tensor.SerializeToString())
+        else:
+            f.write(self.head + _TENSOR_RAW_DATA + varint(self.raw_len))
+            f.write(self.tensor.raw_data)
 
 
 def write_model(model: ModelProto, f: BinaryIO) -> None:
@@ -115,9 +119,9 @@ def write_model(model: ModelProto, f: BinaryIO) -> None:
         return
     rest = without(graph, "initializer").SerializeToString()
     tensors = [_Tensor(t) for t in graph.initializer]
-    entries = [len(_GRAPH_INITIALIZER) + len(varint(t.size)) + t.size for t in tensors]
+    weights = sum(len(_GRAPH_INITIALIZER) + len(varint(t.size)) + t.size for t in tensors)
     f.write(without(model, "graph").SerializeToString())
-    f.write(_MODEL_GRAPH + varint(len(rest) + sum(entries)))
+    f.write(_MODEL_GRAPH + varint(len(rest) + weights))
     f.write(rest)
     for t in tensors:
         t.write(f)

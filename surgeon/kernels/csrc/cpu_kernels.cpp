@@ -118,11 +118,10 @@ int launch(int dtype, int spatial_dims, const void* x, const void* coords, void*
                                 padding_mode, align_corners);
   if (rc != SURGEON_OK) return rc;
   return guarded([&] {
-    if (dtype == SURGEON_DTYPE_FLOAT16)
-      return sample<kFromTheta, half_t>(spatial_dims, x, coords, y, N, C, in_size, out_size, coord_batch, mode,
-                                        padding_mode, align_corners, num_threads);
-    return sample<kFromTheta, float>(spatial_dims, x, coords, y, N, C, in_size, out_size, coord_batch, mode,
-                                     padding_mode, align_corners, num_threads);
+    return with_dtype(dtype, [&](auto t) {
+      return sample<kFromTheta, decltype(t)>(spatial_dims, x, coords, y, N, C, in_size, out_size, coord_batch,
+                                             mode, padding_mode, align_corners, num_threads);
+    });
   });
 }
 
@@ -145,9 +144,9 @@ int surgeon_affine_grid_cpu(int dtype, int spatial_dims, const void* theta, void
   if (rc != SURGEON_OK) return rc;
   if (theta == nullptr || grid == nullptr) return SURGEON_ERR_INVALID_ARGUMENT;
   return sk::guarded([&] {
-    if (dtype == SURGEON_DTYPE_FLOAT16)
-      return sk::cpu::affine_grid<sk::half_t>(spatial_dims, theta, grid, N, out_size, align_corners, num_threads);
-    return sk::cpu::affine_grid<float>(spatial_dims, theta, grid, N, out_size, align_corners, num_threads);
+    return sk::with_dtype(dtype, [&](auto t) {
+      return sk::cpu::affine_grid<decltype(t)>(spatial_dims, theta, grid, N, out_size, align_corners, num_threads);
+    });
   });
 }
 

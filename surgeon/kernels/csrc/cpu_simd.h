@@ -47,7 +47,7 @@ inline float bilinear_one(const float* p, int64_t W, const float* wt, const floa
 // The (tap, tap + 1) pairs of four pixels in plane q, offsets a, b (low lane) and c, d (high
 // lane): broadcast loads merged by blends, so no uop needs the shuffle port (vmovhps and
 // vinsertf128 both do, and were pass 2's bottleneck).
-SK_HD __m256 pairs4(const float* q, int64_t a, int64_t b, int64_t c, int64_t d) {
+inline __attribute__((always_inline)) __m256 pairs4(const float* q, int64_t a, int64_t b, int64_t c, int64_t d) {
   auto pair = [&](int64_t o) { return _mm256_castpd_ps(_mm256_broadcast_sd((const double*)(q + o))); };
   const __m256 ab = _mm256_blend_ps(pair(a), pair(b), 0x0C);
   const __m256 cd = _mm256_blend_ps(pair(c), pair(d), 0xC0);
@@ -62,7 +62,7 @@ struct Oct {
   __m256 wta, wba, wtb, wbb;
 };
 
-SK_HD Oct load_oct(const int32_t* off, const float* wt, const float* wb) {
+inline __attribute__((always_inline)) Oct load_oct(const int32_t* off, const float* wt, const float* wb) {
   Oct q;
   for (int k = 0; k < 8; ++k) q.o[k] = off[k];
   q.wta = _mm256_loadu2_m128(wt + 8, wt);
@@ -72,7 +72,7 @@ SK_HD Oct load_oct(const int32_t* off, const float* wt, const float* wb) {
   return q;
 }
 
-SK_HD __m256 bilinear_oct(const float* p, int64_t W, const Oct& q) {
+inline __attribute__((always_inline)) __m256 bilinear_oct(const float* p, int64_t W, const Oct& q) {
   const int64_t* o = q.o;
   const float* r = p + W;
   const __m256 a = _mm256_fmadd_ps(pairs4(r, o[0], o[1], o[4], o[5]), q.wba,
@@ -88,10 +88,8 @@ SK_HD __m256 bilinear_oct(const float* p, int64_t W, const Oct& q) {
 // Interior pixels (off >= 0) are computed here; rim(j) handles the others, for all channels,
 // when with_rim (the first channel block).
 template <int NC, typename Rim>
-inline void bilinear_block(const float* x, int64_t nc, int64_t plane, int64_t W, const int32_t* off,
-                           const float* wt, const float* wb, int len, float* y, int64_t ystride,
-                           bool with_rim, const Rim& rim) {
-  (void)nc;
+inline void bilinear_block(const float* x, int64_t plane, int64_t W, const int32_t* off, const float* wt,
+                           const float* wb, int len, float* y, int64_t ystride, bool with_rim, const Rim& rim) {
   constexpr int64_t n = NC;
   auto one = [&](int k) {
     if (off[k] >= 0) {
@@ -155,10 +153,10 @@ inline void bilinear_apply(const float* x, int64_t C, int64_t plane, int64_t W, 
     float* yb = y + c0 * ystride;
     const bool first = c0 == 0;
     switch (nc) {  // unrolled
-      case 1: bilinear_block<1>(xb, nc, plane, W, off, wt, wb, len, yb, ystride, first, rim); break;
-      case 2: bilinear_block<2>(xb, nc, plane, W, off, wt, wb, len, yb, ystride, first, rim); break;
-      case 3: bilinear_block<3>(xb, nc, plane, W, off, wt, wb, len, yb, ystride, first, rim); break;
-      default: bilinear_block<4>(xb, nc, plane, W, off, wt, wb, len, yb, ystride, first, rim);
+      case 1: bilinear_block<1>(xb, plane, W, off, wt, wb, len, yb, ystride, first, rim); break;
+      case 2: bilinear_block<2>(xb, plane, W, off, wt, wb, len, yb, ystride, first, rim); break;
+      case 3: bilinear_block<3>(xb, plane, W, off, wt, wb, len, yb, ystride, first, rim); break;
+      default: bilinear_block<4>(xb, plane, W, off, wt, wb, len, yb, ystride, first, rim);
     }
   }
 }

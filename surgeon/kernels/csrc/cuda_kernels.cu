@@ -101,9 +101,9 @@ int launch(int dtype, int spatial_dims, const void* x, const void* coords, void*
                                 padding_mode, align_corners);
   if (rc != SURGEON_OK) return rc;
   const Dims d = make_dims(spatial_dims, N, C, in_size, out_size, coord_batch, align_corners);
-  if (dtype == SURGEON_DTYPE_FLOAT16)
-    return sample<kFromTheta, half_t>(spatial_dims, x, coords, y, d, mode, padding_mode, (cudaStream_t)stream);
-  return sample<kFromTheta, float>(spatial_dims, x, coords, y, d, mode, padding_mode, (cudaStream_t)stream);
+  return with_dtype(dtype, [&](auto t) {
+    return sample<kFromTheta, decltype(t)>(spatial_dims, x, coords, y, d, mode, padding_mode, (cudaStream_t)stream);
+  });
 }
 
 }  // namespace gpu
@@ -128,11 +128,11 @@ int surgeon_affine_grid_cuda(int dtype, int spatial_dims, const void* theta, voi
   const sk::Dims d = sk::make_dims(spatial_dims, N, 1, nullptr, out_size, N, align_corners);
   const dim3 g = sk::gpu::launch_grid(d), block(sk::gpu::kBlockX, sk::gpu::kBlockY);
   cudaStream_t s = (cudaStream_t)stream;
-  if (dtype == SURGEON_DTYPE_FLOAT16)
-    sk::gpu::affine_grid_kernel<<<g, block, 0, s>>>((const sk::half_t*)theta, (sk::half_t*)grid, d, spatial_dims == 3);
-  else
-    sk::gpu::affine_grid_kernel<<<g, block, 0, s>>>((const float*)theta, (float*)grid, d, spatial_dims == 3);
-  return sk::gpu::launch_status();
+  return sk::with_dtype(dtype, [&](auto t) {
+    using T = decltype(t);
+    sk::gpu::affine_grid_kernel<<<g, block, 0, s>>>((const T*)theta, (T*)grid, d, spatial_dims == 3);
+    return sk::gpu::launch_status();
+  });
 }
 
 int surgeon_fused_grid_sample_cuda(int dtype, int spatial_dims, const void* x, const void* theta,

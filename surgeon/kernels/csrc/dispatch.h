@@ -1,15 +1,22 @@
-// Runtime mode / padding -> compile-time constants, shared by the CPU and CUDA launchers so
+// Runtime dtype / mode / padding -> compile-time types and constants, shared by the CPU and CUDA launchers so
 // both instantiate exactly the same specialisations.
 #pragma once
 
 #include <type_traits>
 
 #include "grid_sample_math.h"
+#include "surgeon_kernels.h"
 
 namespace sk {
 
 template <int V>
 using IC = std::integral_constant<int, V>;
+
+// Returns f(T{}) with T the element type of the ABI's dtype code (checked beforehand).
+template <typename F>
+auto with_dtype(int dtype, const F& f) {
+  return dtype == SURGEON_DTYPE_FLOAT16 ? f(half_t{}) : f(float{});
+}
 
 // Calls f(IC<MODE>, IC<PAD>) for the runtime mode / padding (3-D never asks for bicubic).
 template <bool kAllowBicubic, typename F>
