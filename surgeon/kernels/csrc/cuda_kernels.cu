@@ -66,23 +66,40 @@ int launch_status() {
   return err == cudaSuccess ? SURGEON_OK : SURGEON_ERR_CUDA_BASE + (int)err;
 }
 
-template <bool kFromTheta, typename T>
-int sample(int spatial_dims, const void* x, const void* coords, void* y, Dims d, int mode, int pad,
-           cudaStream_t stream) {
+// The one launch site: the launch shape for d, then the error check.  The tests also compile
+// this file with g++ against a host stand-in for the CUDA runtime (tests/kernels/cuda_on_host),
+// which runs every block and thread in turn: the kernels' indexing is checked without a GPU.
+template <typename... P, typename... A>
+int launch_kernel(void (*kernel)(P...), const Dims& d, cudaStream_t stream, A... args) {
   const dim3 grid = launch_grid(d), block(kBlockX, kBlockY);
+#ifdef SURGEON_CUDA_ON_HOST
+  (void)stream;
+  on_host::run(grid, block, [&] { kernel(args...); });
+#else
+  kernel<<<grid, block, 0, stream>>>(args...);
+#endif
+  return launch_status();
+}
+
+template <bool kFromTheta, typename T>
+int sample(int spatial_dims, const void* x, const void* coords, void* y, const Dims& d, int mode, int pad,
+           cudaStream_t stream) {
   const T* xp = (const T*)x;
   const T* cp = (const T*)coords;
   T* yp = (T*)y;
+  int rc = SURGEON_OK;
   if (spatial_dims == 2) {
     with_mode_pad<true>(mode, pad, [&](auto m, auto p) {
-      sample_2d_kernel<decltype(m)::value, decltype(p)::value, kFromTheta, T><<<grid, block, 0, stream>>>(xp, cp, yp, d);
+      rc = launch_kernel(sample_2d_kernel<decltype(m)::value, decltype(p)::value, kFromTheta, T>, d, stream, xp, cp,
+                         yp, d);
     });
   } else {
     with_mode_pad<false>(mode, pad, [&](auto m, auto p) {
-      sample_3d_kernel<decltype(m)::value, decltype(p)::value, kFromTheta, T><<<grid, block, 0, stream>>>(xp, cp, yp, d);
+      rc = launch_kernel(sample_3d_kernel<decltype(m)::value, decltype(p)::value, kFromTheta, T>, d, stream, xp, cp,
+                         yp, d);
     });
   }
-  return launch_status();
+  return rc;
 }
 
 }  // namespace gpu
@@ -126,12 +143,10 @@ int surgeon_affine_grid_cuda(int dtype, int spatial_dims, const void* theta, voi
   if (rc != SURGEON_OK) return rc;
   if (theta == nullptr || grid == nullptr) return SURGEON_ERR_INVALID_ARGUMENT;
   const sk::Dims d = sk::make_dims(spatial_dims, N, 1, nullptr, out_size, N, align_corners);
-  const dim3 g = sk::gpu::launch_grid(d), block(sk::gpu::kBlockX, sk::gpu::kBlockY);
-  cudaStream_t s = (cudaStream_t)stream;
   return sk::with_dtype(dtype, [&](auto t) {
     using T = decltype(t);
-    sk::gpu::affine_grid_kernel<<<g, block, 0, s>>>((const T*)theta, (T*)grid, d, spatial_dims == 3);
-    return sk::gpu::launch_status();
+    return sk::gpu::launch_kernel(sk::gpu::affine_grid_kernel<T>, d, (cudaStream_t)stream, (const T*)theta, (T*)grid,
+                                  d, spatial_dims == 3);
   });
 }
 
