@@ -124,6 +124,69 @@ def cpu_rows(reps: int, thread_counts, shapes) -> None:
                   f"{t['ort']:8.3f} {t['ort'] / f:5.1f} {t['cv2']:8.3f} {t['cv2'] / f:5.1f}")
 
 
+def overhead_row(reps: int) -> None:
+    """Per-call cost on a 1x1x4x4 image, one thread: what a caller pays besides the work
+    (argument checks, output allocation, the ctypes call).  It bounds small calls, and on a
+    GPU it is the host time behind every launch."""
+    import torch
+    import torch.nn.functional as F
+
+    import surgeon.kernels as K
+
+    torch.set_num_threads(1)
+    x = np.random.default_rng(0).random((1, 1, 4, 4), np.float32)
+    theta = THETA[None]
+    tx, tt = torch.from_numpy(x), torch.from_numpy(theta)
+    sess = ort_session(1, 1, 4, 4, 1)
+    t = median_ms({
+        "numpy": lambda: K.fused_grid_sample(x, theta, (4, 4), num_threads=1),
+        "torch_in": lambda: K.fused_grid_sample(tx, tt, (4, 4), num_threads=1),
+        "torch": lambda: F.grid_sample(tx, F.affine_grid(tt, (1, 1, 4, 4), align_corners=False), align_corners=False),
+        "ort": lambda: sess.run(None, {"x": x, "theta": theta}),
+    }, reps * 100)
+    us = {k: v * 1e3 for k, v in t.items()}
+    print(f"\nPer-call cost, 1x1x4x4, one thread (us): fused {us['numpy']:.1f} (numpy in), "
+          f"{us['torch_in']:.1f} (torch in); torch {us['torch']:.1f} ({us['torch'] / us['torch_in']:.1f}x), "
+          f"onnxruntime {us['ort']:.1f} ({us['ort'] / us['numpy']:.1f}x)")
+
+
+def _gpu_eager_ms(torch, fn, reps: int) -> float:
+    """Per call, 10 calls queued back to back (launch overhead overlaps the GPU's work;
+    where the GPU is idle waiting for Python, this is the host's time per call)."""
+    samples = []
+    for _ in range(reps):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(10):
+            fn()
+        end.record()
+        end.synchronize()
+        samples.append(start.elapsed_time(end) / 10)
+    return statistics.median(samples)
+
+
+def _gpu_graph_ms(torch, fn, reps: int) -> float | None:
+    """Per call, from a CUDA graph of 10 calls replayed: the GPU's time with no host in the
+    loop.  None when the calls cannot be captured."""
+    try:
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            for _ in range(10):
+                fn()
+    except RuntimeError as exc:
+        print(f"  (no CUDA graph: {str(exc).splitlines()[0]})")
+        return None
+    samples = []
+    for _ in range(reps):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        graph.replay()
+        end.record()
+        end.synchronize()
+        samples.append(start.elapsed_time(end) / 10)
+    return statistics.median(samples)
+
+
 def gpu_rows(reps: int, shapes) -> None:
     import torch
     import torch.nn.functional as F
@@ -133,9 +196,11 @@ def gpu_rows(reps: int, shapes) -> None:
     if not torch.cuda.is_available():
         print("\nGPU: no CUDA device, skipped")
         return
-    print(f"\nGPU ({torch.cuda.get_device_name()}), float32, bilinear, zeros; median ms; "
-          "GB/s = (input read + output written) / time")
-    print(f"{'shape':>18} {'fused':>8} {'GB/s':>7} {'torch':>8} {'GB/s':>7} {'x':>5}")
+    print(f"\nGPU ({torch.cuda.get_device_name()}), float32, bilinear, zeros; median ms per call.\n"
+          "eager: calls from Python, queued back to back; graph: the same calls replayed from a CUDA\n"
+          "graph (GPU time alone).  GB/s = (input read + output written) / graph time.")
+    print(f"{'shape':>18} {'fused':>8} {'torch':>8} {'x':>5} | {'fused':>8} {'GB/s':>6} {'torch':>8} {'GB/s':>6} {'x':>5}")
+    print(f"{'':>18} {'eager':^23} | {'graph':^39}")
     for n, c, h, w in shapes:
         x = torch.rand(n, c, h, w, device="cuda")
         theta = torch.from_numpy(np.repeat(THETA[None], n, 0)).cuda()
@@ -143,24 +208,26 @@ def gpu_rows(reps: int, shapes) -> None:
         def torch_fn():
             return F.grid_sample(x, F.affine_grid(theta, (n, c, h, w), align_corners=False), align_corners=False)
 
-        assert (K.fused_grid_sample(x, theta, (h, w)) - torch_fn()).abs().max().item() < 1e-5
-        times = {}
-        for name, fn in (("fused", lambda: K.fused_grid_sample(x, theta, (h, w))), ("torch", torch_fn)):
+        def fused_fn():
+            return K.fused_grid_sample(x, theta, (h, w))
+
+        assert (fused_fn() - torch_fn()).abs().max().item() < 1e-5
+        eager, graph = {}, {}
+        for name, fn in (("fused", fused_fn), ("torch", torch_fn)):
             for _ in range(3):
                 fn()
-            samples = []
-            for _ in range(reps):  # 10 calls queued back to back: launch overhead overlaps
-                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                start.record()
-                for _ in range(10):
-                    fn()
-                end.record()
-                end.synchronize()
-                samples.append(start.elapsed_time(end) / 10)
-            times[name] = statistics.median(samples)
+            torch.cuda.synchronize()
+            eager[name] = _gpu_eager_ms(torch, fn, reps)
+            graph[name] = _gpu_graph_ms(torch, fn, reps)
         gbytes = 2 * x.numel() * 4 / 1e9
-        f, t = times["fused"], times["torch"]
-        print(f"{f'{n}x{c}x{h}x{w}':>18} {f:8.3f} {gbytes / f * 1e3:7.0f} {t:8.3f} {gbytes / t * 1e3:7.0f} {t / f:5.1f}")
+
+        def cols(t):
+            return f"{t:8.3f} {gbytes / t * 1e3:6.0f}" if t else f"{'n/a':>8} {'':>6}"
+
+        fg, tg = graph["fused"], graph["torch"]
+        ratio = f"{tg / fg:5.1f}" if fg and tg else f"{'n/a':>5}"
+        print(f"{f'{n}x{c}x{h}x{w}':>18} {eager['fused']:8.3f} {eager['torch']:8.3f} "
+              f"{eager['torch'] / eager['fused']:5.1f} | {cols(fg)} {cols(tg)} {ratio}")
 
 
 def main() -> None:
@@ -174,6 +241,7 @@ def main() -> None:
     print(f"CPUs available: {len(os.sched_getaffinity(0))}")
     if not args.gpu_only:
         cpu_rows(args.reps, args.threads, shapes or SHAPES)
+        overhead_row(args.reps)
     gpu_rows(args.reps, shapes or SHAPES + [(16, 64, 256, 256)])
 
 

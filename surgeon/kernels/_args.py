@@ -58,7 +58,10 @@ def output_size(size, nsp: int, batch: int | None, channels: int | None) -> tupl
     """The spatial output size from `size`: spatial ([H, W] / [D, H, W]) or torch's full
     size ([N, C, H, W] / [N, C, D, H, W], whose N and C must agree with the data)."""
     try:
-        dims = [int(v) for v in np.asarray(size).reshape(-1)]
+        if isinstance(size, (tuple, list)) and all(type(v) is int for v in size):
+            dims = list(size)  # the usual spelling (torch.Size included), without numpy's cost
+        else:
+            dims = [int(v) for v in np.asarray(size).reshape(-1)]
     except (TypeError, ValueError):
         raise ValueError(f"output_size must be a sequence of ints, got {size!r}") from None
     if len(dims) == nsp + 2:

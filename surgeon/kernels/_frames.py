@@ -63,22 +63,24 @@ class TorchFrame:
 
     def convert(self, value, dtype=None):
         torch = self.torch
-        tdtype = None if dtype is None else _torch_dtype(torch, np.dtype(dtype))
+        tdtype = None if dtype is None else _torch_dtypes(torch)[np.dtype(dtype)]
         if not isinstance(value, torch.Tensor):
             value = torch.as_tensor(np.asarray(value))
+        elif value.device == self.device and (tdtype is None or value.dtype == tdtype):
+            return value  # the common case, and it is per call: no copy, no new tensor
         return value.detach().to(device=self.device, dtype=tdtype)
 
     def dtype(self, a) -> np.dtype:
-        names = {self.torch.float32: np.float32, self.torch.float16: np.float16, self.torch.float64: np.float64}
-        if a.dtype not in names:
+        found = _numpy_dtypes(self.torch).get(a.dtype)
+        if found is None:
             raise ValueError(f"data must be float16 or float32 (float64 with backend='numpy'), got {a.dtype}")
-        return np.dtype(names[a.dtype])
+        return found
 
     def contiguous(self, a):
-        return a.contiguous()
+        return a if a.is_contiguous() else a.detach().contiguous()
 
     def empty(self, shape, dtype):
-        return self.torch.empty(tuple(shape), dtype=_torch_dtype(self.torch, np.dtype(dtype)), device=self.device)
+        return self.torch.empty(tuple(shape), dtype=_torch_dtypes(self.torch)[np.dtype(dtype)], device=self.device)
 
     def ptr(self, a) -> int:
         return a.data_ptr()
@@ -93,10 +95,33 @@ class TorchFrame:
         return self.torch.cuda.current_stream(self.device).cuda_stream
 
 
-def _torch_dtype(torch, dtype: np.dtype):
-    return {np.dtype(np.float32): torch.float32, np.dtype(np.float16): torch.float16,
-            np.dtype(np.float64): torch.float64}[dtype]
+_TO_TORCH: dict = {}
+_TO_NUMPY: dict = {}
+
+
+def _torch_dtypes(torch) -> dict:
+    """numpy dtype -> torch dtype, built once: the public functions look dtypes up per call."""
+    if not _TO_TORCH:
+        _TO_TORCH.update({np.dtype(np.float32): torch.float32, np.dtype(np.float16): torch.float16,
+                          np.dtype(np.float64): torch.float64})
+        _TO_NUMPY.update({t: n for n, t in _TO_TORCH.items()})
+    return _TO_TORCH
+
+
+def _numpy_dtypes(torch) -> dict:
+    """torch dtype -> numpy dtype."""
+    _torch_dtypes(torch)
+    return _TO_NUMPY
+
+
+_NUMPY_FRAME = NumpyFrame()
+_TORCH_FRAMES: dict = {}  # device -> TorchFrame; frames hold no per-call state
 
 
 def frame_for(value):
-    return TorchFrame(value) if is_torch(value) else NumpyFrame()
+    if not is_torch(value):
+        return _NUMPY_FRAME
+    frame = _TORCH_FRAMES.get(value.device)
+    if frame is None:
+        frame = _TORCH_FRAMES.setdefault(value.device, TorchFrame(value))
+    return frame

@@ -41,7 +41,7 @@ def _native_last(backend: str, frame, num_threads):
 
 def _run_cuda(frame, fn):
     # Launch on the tensors' device, on torch's current stream there.
-    if not frame.is_cuda:
+    if not frame.is_cuda or frame.device.index in (None, frame.torch.cuda.current_device()):
         return fn()
     with frame.torch.cuda.device(frame.device):
         return fn()

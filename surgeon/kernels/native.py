@@ -52,6 +52,9 @@ def _load(kind: str, path) -> ctypes.CDLL:
 
 def library(kind: str) -> ctypes.CDLL:
     """The loaded "cpu" or "cuda" library, built first if needed."""
+    lib = _loaded.get(kind)
+    if lib is not None:
+        return lib  # per call: no lock once loaded
     with _lock:
         if kind not in _loaded:
             path = build.build_cpu() if kind == "cpu" else build.build_cuda(_device_archs())

@@ -85,6 +85,19 @@ def test_torch_in_torch_out_on_cpu():
     assert not ys.requires_grad
 
 
+def test_torch_inputs_strided_needing_grad_or_of_another_dtype():
+    torch = pytest.importorskip("torch")
+    want = K.fused_grid_sample(X2, T2, (5, 4))
+    wide = torch.zeros(2, 3, 6, 14)
+    wide[..., ::2] = torch.from_numpy(X2)
+    x = wide[..., ::2].requires_grad_()
+    theta = torch.from_numpy(T2).double()
+    y = K.fused_grid_sample(x, theta, (5, 4))
+    assert y.dtype == torch.float32 and not y.requires_grad
+    np.testing.assert_array_equal(y.numpy(), want)
+    assert theta.dtype == torch.float64 and not x.is_contiguous()  # the caller's tensors untouched
+
+
 def test_importing_the_kernels_does_not_import_torch():
     code = ("import sys, surgeon; before = 'torch' in sys.modules; import surgeon.kernels; "
             "import surgeon.kernels.oracle, surgeon.kernels.build; "
