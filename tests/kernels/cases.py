@@ -3,6 +3,7 @@ up- and down-sampling, thetas far outside the image, batch > 1 and theta broadca
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 
 import numpy as np
@@ -10,6 +11,22 @@ import numpy as np
 MODES_2D = ("bilinear", "nearest", "bicubic")
 MODES_3D = ("bilinear", "nearest")
 PADDINGS = ("zeros", "border", "reflection")
+# Every (spatial dims, mode, padding, align_corners) the kernels support.
+COMBOS = [(2, m, p, ac) for m in MODES_2D for p in PADDINGS for ac in (0, 1)] + \
+         [(3, m, p, ac) for m in MODES_3D for p in PADDINGS for ac in (0, 1)]
+
+
+@contextlib.contextmanager
+def shared_path():
+    """The C++ build with its fast paths off: every location through csrc/locations.h, the
+    code one CUDA thread runs."""
+    from surgeon.kernels import native
+
+    native.set_cpu_fast_paths(False)
+    try:
+        yield
+    finally:
+        native.set_cpu_fast_paths(True)
 
 
 def theta_for(rng, n, nsp, kind):

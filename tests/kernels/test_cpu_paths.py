@@ -1,24 +1,13 @@
 """The C++ build's fast paths against its shared per-location code (csrc/locations.h, what a
 CUDA thread runs): the same bits, whatever the thread count or channel count."""
 
-import contextlib
-
 import numpy as np
 import pytest
 
 import surgeon.kernels as K
 from surgeon.kernels import native
 
-from .cases import MODES_2D, MODES_3D, PADDINGS, theta_for
-
-
-@contextlib.contextmanager
-def shared_path():
-    native.set_cpu_fast_paths(False)
-    try:
-        yield
-    finally:
-        native.set_cpu_fast_paths(True)
+from .cases import MODES_2D, MODES_3D, PADDINGS, shared_path, theta_for
 
 
 def both_paths(fn):

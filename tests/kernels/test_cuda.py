@@ -8,20 +8,14 @@ torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
 
 import surgeon.kernels as K  # noqa: E402
-from surgeon.kernels import native  # noqa: E402
 
-from .cases import MODES_2D, MODES_3D, PADDINGS, cases, tolerance, torch_fused  # noqa: E402
+from .cases import COMBOS, cases, shared_path, tolerance, torch_fused  # noqa: E402
 
-COMBOS = [(2, m, p, ac) for m in MODES_2D for p in PADDINGS for ac in (0, 1)] + \
-         [(3, m, p, ac) for m in MODES_3D for p in PADDINGS for ac in (0, 1)]
 
 
 def cpu_shared(fn):
-    native.set_cpu_fast_paths(False)
-    try:
+    with shared_path():
         return fn()
-    finally:
-        native.set_cpu_fast_paths(True)
 
 
 def cuda(a):

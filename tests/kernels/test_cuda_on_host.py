@@ -21,11 +21,9 @@ from surgeon.kernels import build, native
 from surgeon.kernels._args import MODE_NAMES, PADDING_NAMES
 from surgeon.kernels._frames import DTYPE_CODES
 
-from .cases import MODES_2D, MODES_3D, PADDINGS, cases
+from .cases import COMBOS, cases, shared_path
 
 SHIM = Path(__file__).parent / "cuda_on_host"
-COMBOS = [(2, m, p, ac) for m in MODES_2D for p in PADDINGS for ac in (0, 1)] + \
-         [(3, m, p, ac) for m in MODES_3D for p in PADDINGS for ac in (0, 1)]
 BLOCK = (32, 8)  # the kernels' block shape (cuda_kernels.cu)
 MAX_GRID_Y = 65535
 
@@ -52,11 +50,8 @@ def gpu(on_host_library, monkeypatch):
 
 
 def cpu_shared(fn):
-    native.set_cpu_fast_paths(False)
-    try:
+    with shared_path():
         return fn()
-    finally:
-        native.set_cpu_fast_paths(True)
 
 
 GUARD = 37  # elements past the output's end that no thread may touch
