@@ -150,19 +150,23 @@ def overhead_row(reps: int) -> None:
           f"onnxruntime {us['ort']:.1f} ({us['ort'] / us['numpy']:.1f}x)")
 
 
-def _gpu_eager_ms(torch, fn, reps: int) -> float:
-    """Per call, 10 calls queued back to back (launch overhead overlaps the GPU's work;
-    where the GPU is idle waiting for Python, this is the host's time per call)."""
+def _gpu_ms(torch, run, reps: int, calls: int) -> float:
+    """Median GPU time per call of run() (which makes `calls` calls), by CUDA events."""
     samples = []
     for _ in range(reps):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
-        for _ in range(10):
-            fn()
+        run()
         end.record()
         end.synchronize()
-        samples.append(start.elapsed_time(end) / 10)
+        samples.append(start.elapsed_time(end) / calls)
     return statistics.median(samples)
+
+
+def _gpu_eager_ms(torch, fn, reps: int) -> float:
+    """Per call, 10 calls queued back to back (launch overhead overlaps the GPU's work;
+    where the GPU is idle waiting for Python, this is the host's time per call)."""
+    return _gpu_ms(torch, lambda: [fn() for _ in range(10)], reps, 10)
 
 
 def _gpu_graph_ms(torch, fn, reps: int) -> float | None:
@@ -176,15 +180,7 @@ def _gpu_graph_ms(torch, fn, reps: int) -> float | None:
     except RuntimeError as exc:
         print(f"  (no CUDA graph: {str(exc).splitlines()[0]})")
         return None
-    samples = []
-    for _ in range(reps):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        graph.replay()
-        end.record()
-        end.synchronize()
-        samples.append(start.elapsed_time(end) / 10)
-    return statistics.median(samples)
+    return _gpu_ms(torch, graph.replay, reps, 10)
 
 
 def gpu_rows(reps: int, shapes) -> None:

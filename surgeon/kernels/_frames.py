@@ -60,10 +60,14 @@ class TorchFrame:
         self.is_cuda = ref.device.type == "cuda"
         if ref.device.type not in ("cpu", "cuda"):
             raise ValueError(f"tensors on {ref.device.type} are not supported (cpu or cuda)")
+        # Looked up on every call; a frame is built once per device (frame_for).
+        self.to_torch = {np.dtype(np.float32): torch.float32, np.dtype(np.float16): torch.float16,
+                         np.dtype(np.float64): torch.float64}
+        self.to_numpy_dtype = {t: n for n, t in self.to_torch.items()}
 
     def convert(self, value, dtype=None):
         torch = self.torch
-        tdtype = None if dtype is None else _torch_dtypes(torch)[np.dtype(dtype)]
+        tdtype = None if dtype is None else self.to_torch[np.dtype(dtype)]
         if not isinstance(value, torch.Tensor):
             value = torch.as_tensor(np.asarray(value))
         elif value.device == self.device and (tdtype is None or value.dtype == tdtype):
@@ -71,7 +75,7 @@ class TorchFrame:
         return value.detach().to(device=self.device, dtype=tdtype)
 
     def dtype(self, a) -> np.dtype:
-        found = _numpy_dtypes(self.torch).get(a.dtype)
+        found = self.to_numpy_dtype.get(a.dtype)
         if found is None:
             raise ValueError(f"data must be float16 or float32 (float64 with backend='numpy'), got {a.dtype}")
         return found
@@ -80,7 +84,7 @@ class TorchFrame:
         return a if a.is_contiguous() else a.detach().contiguous()
 
     def empty(self, shape, dtype):
-        return self.torch.empty(tuple(shape), dtype=_torch_dtypes(self.torch)[np.dtype(dtype)], device=self.device)
+        return self.torch.empty(tuple(shape), dtype=self.to_torch[np.dtype(dtype)], device=self.device)
 
     def ptr(self, a) -> int:
         return a.data_ptr()
@@ -93,25 +97,6 @@ class TorchFrame:
 
     def stream(self) -> int:
         return self.torch.cuda.current_stream(self.device).cuda_stream
-
-
-_TO_TORCH: dict = {}
-_TO_NUMPY: dict = {}
-
-
-def _torch_dtypes(torch) -> dict:
-    """numpy dtype -> torch dtype, built once: the public functions look dtypes up per call."""
-    if not _TO_TORCH:
-        _TO_TORCH.update({np.dtype(np.float32): torch.float32, np.dtype(np.float16): torch.float16,
-                          np.dtype(np.float64): torch.float64})
-        _TO_NUMPY.update({t: n for n, t in _TO_TORCH.items()})
-    return _TO_TORCH
-
-
-def _numpy_dtypes(torch) -> dict:
-    """torch dtype -> numpy dtype."""
-    _torch_dtypes(torch)
-    return _TO_NUMPY
 
 
 _NUMPY_FRAME = NumpyFrame()

@@ -29,6 +29,12 @@ def shared_path():
         native.set_cpu_fast_paths(True)
 
 
+def cpu_shared(fn):
+    """fn() on the C++ build's per-location path (shared_path)."""
+    with shared_path():
+        return fn()
+
+
 def theta_for(rng, n, nsp, kind):
     """Affine matrices [n, nsp, nsp+1]: near identity, far outside, or a plain scale."""
     eye = np.eye(nsp, nsp + 1, dtype=np.float64)

@@ -9,13 +9,7 @@ pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA d
 
 import surgeon.kernels as K  # noqa: E402
 
-from .cases import COMBOS, cases, shared_path, tolerance, torch_fused  # noqa: E402
-
-
-
-def cpu_shared(fn):
-    with shared_path():
-        return fn()
+from .cases import COMBOS, cases, cpu_shared, tolerance, torch_fused  # noqa: E402
 
 
 def cuda(a):

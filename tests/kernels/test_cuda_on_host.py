@@ -21,7 +21,7 @@ from surgeon.kernels import build, native
 from surgeon.kernels._args import MODE_NAMES, PADDING_NAMES
 from surgeon.kernels._frames import DTYPE_CODES
 
-from .cases import COMBOS, cases, shared_path
+from .cases import COMBOS, cases, cpu_shared
 
 SHIM = Path(__file__).parent / "cuda_on_host"
 BLOCK = (32, 8)  # the kernels' block shape (cuda_kernels.cu)
@@ -47,11 +47,6 @@ def gpu(on_host_library, monkeypatch):
     """native's "cuda" library is the host-run build for the length of one test."""
     monkeypatch.setitem(native._loaded, "cuda", on_host_library)
     return on_host_library
-
-
-def cpu_shared(fn):
-    with shared_path():
-        return fn()
 
 
 GUARD = 37  # elements past the output's end that no thread may touch

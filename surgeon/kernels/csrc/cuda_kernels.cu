@@ -102,12 +102,6 @@ int sample(int spatial_dims, const void* x, const void* coords, void* y, const D
   return rc;
 }
 
-}  // namespace gpu
-}  // namespace sk
-
-namespace sk {
-namespace gpu {
-
 // Both sampling entry points: checks, then the float or half instantiation. ``coords`` is
 // theta when kFromTheta, else an explicit grid.
 template <bool kFromTheta>
