@@ -4,6 +4,7 @@
 // The grid is never materialised: each output tile gets base-grid coordinate tables and
 // per-row products of theta, each row segment its normalised coordinates (three float ops
 // per pixel, torch's order), then a cpu_rows.h sampler.  Threads take tiles.
+#include <cmath>
 #include <vector>
 
 #include "cpu_common.h"
@@ -19,6 +20,26 @@ namespace {
 // theta rotates, where whole output rows would sweep the image through the cache.
 // 16 x 128 measured best on Zen 3 for 3 and 64 channels alike.
 constexpr int64_t kTileRows = 16, kTileCols = 128;
+
+// Prefetch distance.  Output row i + kAheadRows samples near where row i does, moved by
+// theta's column for the output row (or as the grid moves); while a sampler works on row
+// i it prefetches those lines, which the hardware prefetchers miss: they follow runs along
+// a row, not a band that walks diagonally down the image (8x3x256x256 on Zen 3: 1.5-2x).
+constexpr int kAheadRows = 4;
+
+// The element offset in the input of a move of (gx, gy, gz) in normalised coordinates; 0
+// when there is none, or it is NaN or leaves the image (prefetching would only cost).
+inline int64_t tap_shift(float gx, float gy, float gz, int64_t W, int64_t H, int64_t D, int ac) {
+  auto pixels = [&](float g, int64_t size) { return g * 0.5f * (float)(ac ? size - 1 : size); };
+  const float dx = pixels(gx, W), dy = pixels(gy, H), dz = pixels(gz, D);
+  if (!(fabsf(dx) < (float)W && fabsf(dy) < (float)H && fabsf(dz) < (float)D)) return 0;
+  return ((int64_t)lrintf(dz) * H + (int64_t)lrintf(dy)) * W + (int64_t)lrintf(dx);
+}
+
+// The move of the base grid's y over kAheadRows output rows (it is linear in the row).
+inline float rows_ahead_step(const std::vector<float>& by) {
+  return by.size() > 1 ? (by[1] - by[0]) * (float)kAheadRows : 0.0f;
+}
 
 template <typename Fn>  // fn(p, i0, i1, j0, j1)
 void parallel_tiles(int threads, int64_t planes, int64_t Ho, int64_t Wo, const Fn& fn) {
@@ -47,9 +68,12 @@ void sample_2d_all(const T* x, const T* coords, T* y, int64_t N, int64_t C, cons
     const int64_t cn = coord_batch == 1 ? 0 : n;
     const int len = (int)(j1 - j0);
     const T* xn = x + n * C * H * W;
+    const float* t = kFromTheta ? th.data() + cn * 6 : nullptr;
+    const float step = rows_ahead_step(by);
+    const int64_t theta_ahead = kFromTheta ? tap_shift(t[1] * step, t[4] * step, 0.0f, W, H, 1, ac) : 0;
     for (int64_t i = i0; i < i1; ++i) {
+      int64_t ahead = theta_ahead;
       if (kFromTheta) {
-        const float* t = th.data() + cn * 6;
         const float ry0 = by[(size_t)i] * t[1], ry1 = by[(size_t)i] * t[4];
         for (int j = 0; j < len; ++j) {  // affine_row2, with the row's products hoisted
           const float b = bx[(size_t)(j0 + j)];
@@ -62,8 +86,12 @@ void sample_2d_all(const T* x, const T* coords, T* y, int64_t N, int64_t C, cons
           gx[j] = to_float(g[2 * j]);
           gy[j] = to_float(g[2 * j + 1]);
         }
+        if (i + kAheadRows < Ho) {  // the grid's own move at the segment's first pixel
+          const T* h = g + kAheadRows * Wo * 2;
+          ahead = tap_shift(to_float(h[0]) - gx[0], to_float(h[1]) - gy[0], 0.0f, W, H, 1, ac);
+        }
       }
-      sample_segment_2d<MODE, PAD>(xn, im, gx, gy, len, y + (n * C * Ho + i) * Wo + j0, Ho * Wo);
+      sample_segment_2d<MODE, PAD>(xn, im, gx, gy, len, y + (n * C * Ho + i) * Wo + j0, Ho * Wo, ahead);
     }
   });
 }
@@ -86,9 +114,12 @@ void sample_3d_all(const T* x, const T* coords, T* y, int64_t N, int64_t C, cons
     const int64_t n = nd / Do, d = nd % Do, cn = coord_batch == 1 ? 0 : n;
     const int len = (int)(j1 - j0);
     const T* xn = x + n * C * D * H * W;
+    const float* t = kFromTheta ? th.data() + cn * 12 : nullptr;
+    const float step = rows_ahead_step(by);
+    const int64_t theta_ahead = kFromTheta ? tap_shift(t[1] * step, t[5] * step, t[9] * step, W, H, D, ac) : 0;
     for (int64_t i = i0; i < i1; ++i) {
+      int64_t ahead = theta_ahead;
       if (kFromTheta) {
-        const float* t = th.data() + cn * 12;
         const float yv = by[(size_t)i], zv = bz[(size_t)d];
         const float ry[3] = {yv * t[1], yv * t[5], yv * t[9]};
         const float rz[3] = {zv * t[2], zv * t[6], zv * t[10]};
@@ -105,9 +136,13 @@ void sample_3d_all(const T* x, const T* coords, T* y, int64_t N, int64_t C, cons
           gy[j] = to_float(g[3 * j + 1]);
           gz[j] = to_float(g[3 * j + 2]);
         }
+        if (i + kAheadRows < Ho) {
+          const T* h = g + kAheadRows * Wo * 3;
+          ahead = tap_shift(to_float(h[0]) - gx[0], to_float(h[1]) - gy[0], to_float(h[2]) - gz[0], W, H, D, ac);
+        }
       }
       sample_segment_3d<MODE, PAD>(xn, im, gx, gy, gz, len, y + n * C * out_plane + (d * Ho + i) * Wo + j0,
-                                   out_plane);
+                                   out_plane, ahead);
     }
   });
 }

@@ -44,7 +44,7 @@ constexpr int64_t kChannelBlock = 4;
 // One block of CB channels (a compile-time count, so the channel loop unrolls).
 template <int CB, typename Apply>
 inline void apply_block(const float* x, int64_t plane, const int32_t* off, int len, float* y, int64_t ystride,
-                        const Apply& apply) {
+                        int64_t ahead, const Apply& apply) {
   constexpr int n = CB;
   const float* xc[CB];  // per-channel bases, hoisted out of the pixel loop
   float* yc[CB];
@@ -52,16 +52,20 @@ inline void apply_block(const float* x, int64_t plane, const int32_t* off, int l
     xc[c] = x + c * plane;
     yc[c] = y + c * ystride;
   }
-  for (int j = 0; j < len; ++j) {
-    const int32_t o = off[j];
-    if (o < 0) continue;
-    for (int c = 0; c < n; ++c) yc[c][j] = apply(xc[c] + o, j);
+  for (int j0 = 0; j0 < len; j0 += 8) {  // groups of eight, each prefetched (bilinear_block: why)
+    const int j1 = std::min(len, j0 + 8);
+    if (off[j0] >= 0 && off[j1 - 1] >= 0) prefetch_group<CB>(x, plane, off, j0, j1 - 1, ahead);
+    for (int j = j0; j < j1; ++j) {
+      const int32_t o = off[j];
+      if (o < 0) continue;
+      for (int c = 0; c < n; ++c) yc[c][j] = apply(xc[c] + o, j);
+    }
   }
 }
 
 template <typename Apply, typename Rim>
 inline void apply_channels(const float* x, int64_t C, int64_t plane, const int32_t* off, int len, float* y,
-                           int64_t ystride, const Apply& apply, const Rim& rim) {
+                           int64_t ystride, int64_t ahead, const Apply& apply, const Rim& rim) {
   for (int j = 0; j < len; ++j)
     if (off[j] < 0) rim(j);
   for (int64_t c0 = 0; c0 < C; c0 += kChannelBlock) {
@@ -69,10 +73,10 @@ inline void apply_channels(const float* x, int64_t C, int64_t plane, const int32
     const float* xb = x + c0 * plane;
     float* yb = y + c0 * ystride;
     switch (cb) {  // unrolled
-      case 1: apply_block<1>(xb, plane, off, len, yb, ystride, apply); break;
-      case 2: apply_block<2>(xb, plane, off, len, yb, ystride, apply); break;
-      case 3: apply_block<3>(xb, plane, off, len, yb, ystride, apply); break;
-      default: apply_block<4>(xb, plane, off, len, yb, ystride, apply);
+      case 1: apply_block<1>(xb, plane, off, len, yb, ystride, ahead, apply); break;
+      case 2: apply_block<2>(xb, plane, off, len, yb, ystride, ahead, apply); break;
+      case 3: apply_block<3>(xb, plane, off, len, yb, ystride, ahead, apply); break;
+      default: apply_block<4>(xb, plane, off, len, yb, ystride, ahead, apply);
     }
   }
 }
@@ -107,7 +111,7 @@ inline void with_align_corners(int align_corners, const F& f) {
 
 template <int PAD>
 void bilinear_fast_2d(const float* x, const Image& im, const float* gx, const float* gy, int len,
-                      float* y, int64_t ystride) {
+                      float* y, int64_t ystride, int64_t ahead) {
   alignas(32) float wt[2 * kChunk], wb[2 * kChunk];  // (w00, w01), (w10, w11) per pixel
   alignas(32) int32_t off[kChunk];                   // first tap's offset, or kRim / kNoTaps
   const int32_t H = (int32_t)im.H, W = (int32_t)im.W;
@@ -138,7 +142,7 @@ void bilinear_fast_2d(const float* x, const Image& im, const float* gx, const fl
                       : (none ? kNoTaps : kRim);
     }
   });
-  bilinear_apply(x, im.C, im.H * im.W, W, off, wt, wb, len, y, ystride, [&](int j) {
+  bilinear_apply(x, im.C, im.H * im.W, W, off, wt, wb, len, y, ystride, ahead, [&](int j) {
     if (off[j] == kNoTaps) {
       for (int64_t c = 0; c < im.C; ++c) y[c * ystride + j] = 0.0f;
     } else {
@@ -149,7 +153,7 @@ void bilinear_fast_2d(const float* x, const Image& im, const float* gx, const fl
 
 template <int PAD>
 void nearest_fast_2d(const float* x, const Image& im, const float* gx, const float* gy, int len,
-                     float* y, int64_t ystride) {
+                     float* y, int64_t ystride, int64_t ahead) {
   alignas(32) int32_t off[kChunk];  // -1: outside, the output is 0
   const int32_t H = (int32_t)im.H, W = (int32_t)im.W;
   const float xmax = (float)W, ymax = (float)H;
@@ -162,7 +166,7 @@ void nearest_fast_2d(const float* x, const Image& im, const float* gx, const flo
     }
   });
   apply_channels(
-      x, im.C, im.H * im.W, off, len, y, ystride, [](const float* p, int) { return *p; },
+      x, im.C, im.H * im.W, off, len, y, ystride, ahead, [](const float* p, int) { return *p; },
       [&](int j) {
         for (int64_t c = 0; c < im.C; ++c) y[c * ystride + j] = 0.0f;
       });
@@ -170,7 +174,7 @@ void nearest_fast_2d(const float* x, const Image& im, const float* gx, const flo
 
 template <int PAD>
 void bicubic_fast_2d(const float* x, const Image& im, const float* gx, const float* gy, int len,
-                     float* y, int64_t ystride) {
+                     float* y, int64_t ystride, int64_t ahead) {
   alignas(32) float wx[4][kChunk], wy[4][kChunk];
   alignas(32) int32_t off[kChunk];  // top-left tap of the 4x4 window; -1: a tap lies outside
   const int32_t H = (int32_t)im.H, W = (int32_t)im.W;
@@ -195,7 +199,7 @@ void bicubic_fast_2d(const float* x, const Image& im, const float* gx, const flo
     }
   });
   apply_channels(
-      x, im.C, im.H * im.W, off, len, y, ystride,
+      x, im.C, im.H * im.W, off, len, y, ystride, ahead,
       [&](const float* p, int j) {
         float acc = 0.0f;
         for (int r = 0; r < 4; ++r, p += W) {
@@ -210,7 +214,7 @@ void bicubic_fast_2d(const float* x, const Image& im, const float* gx, const flo
 
 template <int PAD>
 void trilinear_fast_3d(const float* x, const Image& im, const float* gx, const float* gy,
-                       const float* gz, int len, float* y, int64_t ystride) {
+                       const float* gz, int len, float* y, int64_t ystride, int64_t ahead) {
   alignas(32) float w[8][kChunk];
   alignas(32) int32_t off[kChunk];  // first tap's offset; -1: a tap lies outside
   const int32_t D = (int32_t)im.D, H = (int32_t)im.H, W = (int32_t)im.W;
@@ -231,7 +235,7 @@ void trilinear_fast_3d(const float* x, const Image& im, const float* gx, const f
   const int64_t HW = im.H * im.W;
   const int64_t tap[8] = {0, 1, W, W + 1, HW, HW + 1, HW + W, HW + W + 1};
   apply_channels(
-      x, im.C, im.D * HW, off, len, y, ystride,
+      x, im.C, im.D * HW, off, len, y, ystride, ahead,
       [&](const float* p, int j) {
         float acc = 0.0f;
         for (int k = 0; k < 8; ++k) acc = fmaf(w[k][j], p[tap[k]], acc);
@@ -242,7 +246,7 @@ void trilinear_fast_3d(const float* x, const Image& im, const float* gx, const f
 
 template <int PAD>
 void nearest_fast_3d(const float* x, const Image& im, const float* gx, const float* gy,
-                     const float* gz, int len, float* y, int64_t ystride) {
+                     const float* gz, int len, float* y, int64_t ystride, int64_t ahead) {
   alignas(32) int32_t off[kChunk];  // -1: outside, the output is 0
   const int32_t D = (int32_t)im.D, H = (int32_t)im.H, W = (int32_t)im.W;
   const float xmax = (float)W, ymax = (float)H, zmax = (float)D;
@@ -256,27 +260,28 @@ void nearest_fast_3d(const float* x, const Image& im, const float* gx, const flo
     }
   });
   apply_channels(
-      x, im.C, im.D * im.H * im.W, off, len, y, ystride, [](const float* p, int) { return *p; },
+      x, im.C, im.D * im.H * im.W, off, len, y, ystride, ahead, [](const float* p, int) { return *p; },
       [&](int j) {
         for (int64_t c = 0; c < im.C; ++c) y[c * ystride + j] = 0.0f;
       });
 }
 
 // One segment (float32, fits_int32): gx/gy(/gz) hold its normalised grid coordinates; y
-// points at its first output pixel in channel 0, ystride elements between channels.
+// points at its first output pixel in channel 0, ystride elements between channels; ahead
+// is the prefetch distance (cpu_fast.cpp, tap_shift), 0 for none.
 template <int MODE, int PAD>
 void sample_segment_2d(const float* x, const Image& im, const float* gx, const float* gy, int len, float* y,
-                       int64_t ystride) {
-  if (MODE == kBilinear) bilinear_fast_2d<PAD>(x, im, gx, gy, len, y, ystride);
-  else if (MODE == kNearest) nearest_fast_2d<PAD>(x, im, gx, gy, len, y, ystride);
-  else bicubic_fast_2d<PAD>(x, im, gx, gy, len, y, ystride);
+                       int64_t ystride, int64_t ahead) {
+  if (MODE == kBilinear) bilinear_fast_2d<PAD>(x, im, gx, gy, len, y, ystride, ahead);
+  else if (MODE == kNearest) nearest_fast_2d<PAD>(x, im, gx, gy, len, y, ystride, ahead);
+  else bicubic_fast_2d<PAD>(x, im, gx, gy, len, y, ystride, ahead);
 }
 
 template <int MODE, int PAD>
 void sample_segment_3d(const float* x, const Image& im, const float* gx, const float* gy, const float* gz,
-                       int len, float* y, int64_t ystride) {
-  if (MODE == kNearest) nearest_fast_3d<PAD>(x, im, gx, gy, gz, len, y, ystride);
-  else trilinear_fast_3d<PAD>(x, im, gx, gy, gz, len, y, ystride);
+                       int len, float* y, int64_t ystride, int64_t ahead) {
+  if (MODE == kNearest) nearest_fast_3d<PAD>(x, im, gx, gy, gz, len, y, ystride, ahead);
+  else trilinear_fast_3d<PAD>(x, im, gx, gy, gz, len, y, ystride, ahead);
 }
 
 }  // namespace cpu

@@ -38,6 +38,25 @@ namespace cpu {
 // coordinates never produces it, as they then stay inside).
 constexpr int32_t kRim = -1, kNoTaps = -2;
 
+// Hint that the line holding base[i] is read soon.  Any i will do: a prefetch never faults,
+// and the address is formed as an integer, so none outside the image is ever dereferenced.
+// Always inlined: GCC deems a function that only prefetches free of effects, and drops
+// calls to it.
+inline __attribute__((always_inline)) void prefetch_at(const float* base, int64_t i) {
+  __builtin_prefetch((const void*)((uintptr_t)base + (uintptr_t)(i * (int64_t)sizeof(float))));
+}
+
+// The lines of pixels first and last of a group, ahead elements on, in NC planes.
+template <int NC>
+inline __attribute__((always_inline)) void prefetch_group(const float* x, int64_t plane, const int32_t* off,
+                                                          int first, int last, int64_t ahead) {
+  if (ahead == 0) return;
+  for (int64_t c = 0; c < NC; ++c) {
+    prefetch_at(x + c * plane, off[first] + ahead);
+    prefetch_at(x + c * plane, off[last] + ahead);
+  }
+}
+
 // One interior pixel of one channel; p points at its top-left tap.
 inline float bilinear_one(const float* p, int64_t W, const float* wt, const float* wb) {
   return bilinear_sum(wt[0], wt[1], wb[0], wb[1], p[0], p[1], p[W], p[W + 1]);
@@ -86,10 +105,12 @@ inline __attribute__((always_inline)) __m256 bilinear_oct(const float* p, int64_
 // Pixels of one output row segment for NC channels (a compile-time count: unrolled); x / y
 // point at the first channel's plane and output segment.
 // Interior pixels (off >= 0) are computed here; rim(j) handles the others, for all channels,
-// when with_rim (the first channel block).
+// when with_rim (the first channel block).  ahead (0: none): the offset from a tap to where
+// the same pixel's taps lie a few output rows on; those lines are prefetched (see cpu_fast.cpp).
 template <int NC, typename Rim>
 inline void bilinear_block(const float* x, int64_t plane, int64_t W, const int32_t* off, const float* wt,
-                           const float* wb, int len, float* y, int64_t ystride, bool with_rim, const Rim& rim) {
+                           const float* wb, int len, float* y, int64_t ystride, int64_t ahead, bool with_rim,
+                           const Rim& rim) {
   constexpr int64_t n = NC;
   auto one = [&](int k) {
     if (off[k] >= 0) {
@@ -108,6 +129,7 @@ inline void bilinear_block(const float* x, int64_t plane, int64_t W, const int32
       const __m512i ov = _mm512_loadu_si512(off + j);
       if (_mm512_movepi32_mask(ov) == 0) {
         const Hex q = load_hex(off + j, wt + 2 * j, wb + 2 * j);
+        prefetch_group<NC>(x, plane, off, j, j + 15, ahead);
         for (int64_t c = 0; c < n; ++c)
           _mm512_storeu_ps(y + c * ystride + j, bilinear_hex<false>(x + c * plane, W, q));
         continue;
@@ -134,7 +156,13 @@ inline void bilinear_block(const float* x, int64_t plane, int64_t W, const int32
       continue;
     }
     const Oct q = load_oct(off + j, wt + 2 * j, wb + 2 * j);
+    prefetch_group<NC>(x, plane, off, j, j + 7, ahead);
     for (int64_t c = 0; c < n; ++c) _mm256_storeu_ps(y + c * ystride + j, bilinear_oct(x + c * plane, W, q));
+  }
+#else
+  for (; j + 8 <= len; j += 8) {
+    if (off[j] >= 0 && off[j + 7] >= 0) prefetch_group<NC>(x, plane, off, j, j + 7, ahead);
+    for (int k = j; k < j + 8; ++k) one(k);
   }
 #endif
   for (; j < len; ++j) one(j);
@@ -145,7 +173,7 @@ inline void bilinear_block(const float* x, int64_t plane, int64_t W, const int32
 // thrash; blocks of 4 missed L1 26% less than blocks of 8, in fewer instructions).
 template <typename Rim>
 inline void bilinear_apply(const float* x, int64_t C, int64_t plane, int64_t W, const int32_t* off,
-                           const float* wt, const float* wb, int len, float* y, int64_t ystride,
+                           const float* wt, const float* wb, int len, float* y, int64_t ystride, int64_t ahead,
                            const Rim& rim) {
   for (int64_t c0 = 0; c0 < C; c0 += 4) {
     const int64_t nc = C - c0 < 4 ? C - c0 : 4;
@@ -153,10 +181,10 @@ inline void bilinear_apply(const float* x, int64_t C, int64_t plane, int64_t W, 
     float* yb = y + c0 * ystride;
     const bool first = c0 == 0;
     switch (nc) {  // unrolled
-      case 1: bilinear_block<1>(xb, plane, W, off, wt, wb, len, yb, ystride, first, rim); break;
-      case 2: bilinear_block<2>(xb, plane, W, off, wt, wb, len, yb, ystride, first, rim); break;
-      case 3: bilinear_block<3>(xb, plane, W, off, wt, wb, len, yb, ystride, first, rim); break;
-      default: bilinear_block<4>(xb, plane, W, off, wt, wb, len, yb, ystride, first, rim);
+      case 1: bilinear_block<1>(xb, plane, W, off, wt, wb, len, yb, ystride, ahead, first, rim); break;
+      case 2: bilinear_block<2>(xb, plane, W, off, wt, wb, len, yb, ystride, ahead, first, rim); break;
+      case 3: bilinear_block<3>(xb, plane, W, off, wt, wb, len, yb, ystride, ahead, first, rim); break;
+      default: bilinear_block<4>(xb, plane, W, off, wt, wb, len, yb, ystride, ahead, first, rim);
     }
   }
 }
