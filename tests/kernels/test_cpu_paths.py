@@ -22,7 +22,9 @@ def both_paths(fn):
 @pytest.mark.parametrize("ac", (0, 1))
 def test_fast_paths_equal_the_shared_code(nsp, mode, padding, ac):
     rng = np.random.default_rng(nsp + ac)
-    for c in (1, 3, 8, 11):  # channel blocks of 8: none, partial, full, full + partial
+    # Blocks of 4 channels: one partial, full, full + partial; from 16 channels bilinear goes
+    # tile by tile (cpu_fast.cpp, kTileChannelsMin).
+    for c in (1, 3, 8, 11, 19):
         ins, outs = ((40, 37), (45, 300)) if nsp == 2 else ((9, 12, 11), (7, 10, 13))
         x = rng.normal(0, 1, (2, c) + ins).astype(np.float32)
         theta = theta_for(rng, 2, nsp, "near")

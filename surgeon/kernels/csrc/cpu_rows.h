@@ -109,14 +109,29 @@ inline void with_align_corners(int align_corners, const F& f) {
   else f(std::integral_constant<int, 0>{});
 }
 
-template <int PAD>
-void bilinear_fast_2d(const float* x, const Image& im, const float* gx, const float* gy, int len,
-                      float* y, int64_t ystride, int64_t ahead) {
+// A bilinear row segment between its two passes: its coordinates and output, and pass 1's
+// tables.
+struct BilinearRow {
   alignas(32) float wt[2 * kChunk], wb[2 * kChunk];  // (w00, w01), (w10, w11) per pixel
   alignas(32) int32_t off[kChunk];                   // first tap's offset, or kRim / kNoTaps
+  const float *gx, *gy;                              // normalised coordinates
+  int len;
+  float* y;       // channel 0's output segment
+  int64_t ahead;  // prefetch distance (cpu_fast.cpp)
+};
+
+template <int PAD>
+void bilinear_pass1(const Image& im, BilinearRow& r) {
   const int32_t H = (int32_t)im.H, W = (int32_t)im.W;
   const int ac = im.align_corners;
   const float xin = (float)(W - 2), yin = (float)(H - 2), xout = (float)(W - 1), yout = (float)(H - 1);
+  // restrict: GCC vectorises the loop only knowing that the tables and coordinates are apart
+  const float* __restrict gx = r.gx;
+  const float* __restrict gy = r.gy;
+  float* __restrict wt = r.wt;
+  float* __restrict wb = r.wb;
+  int32_t* __restrict off = r.off;
+  const int len = r.len;
   with_align_corners(ac, [&](auto AC) {
     for (int j = 0; j < len; ++j) {
       // Padding but not safe_coord: the tests below are on floats (NaN fails them), and only
@@ -142,13 +157,29 @@ void bilinear_fast_2d(const float* x, const Image& im, const float* gx, const fl
                       : (none ? kNoTaps : kRim);
     }
   });
-  bilinear_apply(x, im.C, im.H * im.W, W, off, wt, wb, len, y, ystride, ahead, [&](int j) {
-    if (off[j] == kNoTaps) {
+}
+
+// Pass 2 for channels [c_begin, c_end); rim pixels, all channels, with the block at 0.
+template <int PAD>
+void bilinear_pass2(const float* x, const Image& im, const BilinearRow& r, int64_t ystride, int64_t c_begin,
+                    int64_t c_end) {
+  float* y = r.y;
+  bilinear_apply(x, c_begin, c_end, im.H * im.W, im.W, r.off, r.wt, r.wb, r.len, y, ystride, r.ahead, [&](int j) {
+    if (r.off[j] == kNoTaps) {
       for (int64_t c = 0; c < im.C; ++c) y[c * ystride + j] = 0.0f;
     } else {
-      rim_2d<kBilinear, PAD>(x, im, gx[j], gy[j], y + j, ystride);
+      rim_2d<kBilinear, PAD>(x, im, r.gx[j], r.gy[j], y + j, ystride);
     }
   });
+}
+
+template <int PAD>
+void bilinear_fast_2d(const float* x, const Image& im, const float* gx, const float* gy, int len,
+                      float* y, int64_t ystride, int64_t ahead) {
+  BilinearRow r;
+  r.gx = gx, r.gy = gy, r.len = len, r.y = y, r.ahead = ahead;
+  bilinear_pass1<PAD>(im, r);
+  bilinear_pass2<PAD>(x, im, r, ystride, 0, im.C);
 }
 
 template <int PAD>
