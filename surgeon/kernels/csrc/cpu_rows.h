@@ -1,14 +1,15 @@
 // CPU samplers for one segment of an output row (up to kChunk consecutive output pixels).
 //
-// Fast paths (float32): pass 1 computes each pixel's weights and, when all its taps lie
-// inside the image, the offset of its first tap, in loops of the shared scalar math that the
-// compiler vectorises (their exact spelling matters: GCC 12 gives up on some equivalent
-// forms; check -fopt-info-vec after editing them).  Pass 2 applies the weights to every
-// channel with plain loads (bilinear: cpu_simd.h).  Pixels with a tap outside the image go
-// through the per-pixel functions of grid_sample_math.h, the code the CUDA kernels run; those
-// with every tap outside under zero padding are simply 0.  Both routes give the same bits
-// (same operations, same fma order), which the tests check by switching the fast paths off.
-// Callers (cpu_fast.cpp) run them for float32 within int32 offsets only.
+// Fast paths (float32): pass 1 computes each pixel's weights and, when all its taps lie inside
+// the image, the offset of its first tap, in loops of the shared scalar math that the compiler
+// vectorises (their exact spelling matters: GCC 12 gives up on some equivalent forms; check
+// -fopt-info-vec after editing them).  Pass 2 applies the weights to every channel with plain
+// loads (bilinear: cpu_simd.h), and prefetches, per eight pixels, the lines the same pixels
+// will read a few output rows on (ahead: cpu_fast.cpp).  Pixels with a tap outside the image
+// go through the per-pixel functions of grid_sample_math.h, the code the CUDA kernels run;
+// those with every tap outside under zero padding are simply 0.  Both routes give the same
+// bits (same operations, same fma order), which the tests check by switching the fast paths
+// off.  Callers (cpu_fast.cpp) run them for float32 within int32 offsets only.
 #pragma once
 
 #include <stdint.h>
