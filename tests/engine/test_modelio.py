@@ -201,7 +201,6 @@ def test_external_tensors_out_of_order_with_gaps_keep_their_values(tmp_path):
     blob = bytearray(70000)
     m = relu_neg_model()
     nodes = []
-    prev = "y"
     for name, offset in sorted(layout):  # graph order differs from file order
         raw = weights[name].tobytes()
         blob[offset:offset + len(raw)] = raw

@@ -7,14 +7,11 @@ import pytest
 import surgeon.kernels as K
 from surgeon.kernels import native
 
-from .cases import MODES_2D, MODES_3D, PADDINGS, shared_path, theta_for
+from .cases import MODES_2D, MODES_3D, PADDINGS, cpu_shared, theta_for
 
 
 def both_paths(fn):
-    fast = fn()
-    with shared_path():
-        shared = fn()
-    return fast, shared
+    return fn(), cpu_shared(fn)
 
 
 @pytest.mark.parametrize("nsp,mode", [(2, m) for m in MODES_2D] + [(3, m) for m in MODES_3D])

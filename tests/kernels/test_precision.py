@@ -7,9 +7,9 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import surgeon.kernels as K  # noqa: E402
-from surgeon.kernels import native, oracle  # noqa: E402
+from surgeon.kernels import oracle  # noqa: E402
 
-from .cases import torch_fused  # noqa: E402
+from .cases import cpu_shared, torch_fused  # noqa: E402
 
 SIZE = 256
 
@@ -37,11 +37,7 @@ def test_error_within_torchs(problem, impl):
             pytest.skip("no CUDA device")
         got = K.fused_grid_sample(torch.from_numpy(x).cuda(), torch.from_numpy(theta).cuda(), size).cpu().numpy()
     elif impl == "cpp-shared":
-        native.set_cpu_fast_paths(False)
-        try:
-            got = K.fused_grid_sample(x, theta, size, backend="cpp")
-        finally:
-            native.set_cpu_fast_paths(True)
+        got = cpu_shared(lambda: K.fused_grid_sample(x, theta, size, backend="cpp"))
     else:
         got = K.fused_grid_sample(x, theta, size, backend=impl)
     err = np.abs(got - ref).max()

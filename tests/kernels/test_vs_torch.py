@@ -9,12 +9,10 @@ torch = pytest.importorskip("torch")
 import torch.nn.functional as F  # noqa: E402
 
 import surgeon.kernels as K  # noqa: E402
-from surgeon.kernels import native, oracle  # noqa: E402
+from surgeon.kernels import oracle  # noqa: E402
 
-from .cases import MODES_2D, MODES_3D, PADDINGS, cases, tolerance, torch_fused  # noqa: E402
+from .cases import COMBOS, MODES_2D, PADDINGS, cases, shared_path, tolerance, torch_fused  # noqa: E402
 
-COMBOS = [(2, m, p, ac) for m in MODES_2D for p in PADDINGS for ac in (0, 1)] + \
-         [(3, m, p, ac) for m in MODES_3D for p in PADDINGS for ac in (0, 1)]
 # "cpp-shared" runs the C++ build with its fast paths off: every location then takes
 # csrc/locations.h, the code one CUDA thread runs.
 BACKENDS = ("numpy", "cpp", "cpp-shared")
@@ -24,9 +22,8 @@ BACKENDS = ("numpy", "cpp", "cpp-shared")
 def backend_name(request):
     name = request.param
     if name == "cpp-shared":
-        native.set_cpu_fast_paths(False)
-        yield "cpp"
-        native.set_cpu_fast_paths(True)
+        with shared_path():
+            yield "cpp"
     else:
         yield name
 

@@ -13,7 +13,6 @@ from surgeon_patterns import PATTERNS, AffineGridSample
 from surgeon_patterns.kernels import KERNELS
 
 from .builders import G, dynamo_chains, elementwise_homogeneous, native_pair
-from .conftest import MODELS
 from .graphs import custom_nodes, op_counts
 from .runner import attrs_of, ort_run, run_split
 from .test_spellings import inputs, torch_warp

@@ -38,6 +38,17 @@ inline int64_t tap_shift(float gx, float gy, float gz, int64_t W, int64_t H, int
   return ((int64_t)lrintf(dz) * H + (int64_t)lrintf(dy)) * W + (int64_t)lrintf(dx);
 }
 
+// The prefetch distance of an explicit grid: its own move over kAheadRows rows at a
+// segment's first pixel, g (K coordinates a point, Wo points a row; row i of Ho).
+template <int K, typename T>
+int64_t grid_ahead(const T* g, int64_t i, int64_t Ho, int64_t Wo, int64_t W, int64_t H, int64_t D, int ac) {
+  if (i + kAheadRows >= Ho) return 0;
+  const T* h = g + kAheadRows * Wo * K;
+  float move[3] = {0.0f, 0.0f, 0.0f};
+  for (int k = 0; k < K; ++k) move[k] = to_float(h[k]) - to_float(g[k]);
+  return tap_shift(move[0], move[1], move[2], W, H, D, ac);
+}
+
 // The move of the base grid's y over kAheadRows output rows (it is linear in the row).
 inline float rows_ahead_step(const std::vector<float>& by) {
   return by.size() > 1 ? (by[1] - by[0]) * (float)kAheadRows : 0.0f;
@@ -114,9 +125,7 @@ void sample_2d_all(const T* x, const T* coords, T* y, int64_t N, int64_t C, cons
         gx[j] = to_float(g[2 * j]);
         gy[j] = to_float(g[2 * j + 1]);
       }
-      if (i + kAheadRows >= Ho) return int64_t(0);
-      const T* h = g + kAheadRows * Wo * 2;  // the grid's own move at the segment's first pixel
-      return tap_shift(to_float(h[0]) - gx[0], to_float(h[1]) - gy[0], 0.0f, W, H, 1, ac);
+      return grid_ahead<2>(g, i, Ho, Wo, W, H, 1, ac);
     };
     float* yt = y + n * C * Ho * Wo + j0;  // the tile's column in output row 0
     if (MODE == kBilinear && C >= kTileChannelsMin) {
@@ -171,10 +180,7 @@ void sample_3d_all(const T* x, const T* coords, T* y, int64_t N, int64_t C, cons
           gy[j] = to_float(g[3 * j + 1]);
           gz[j] = to_float(g[3 * j + 2]);
         }
-        if (i + kAheadRows < Ho) {
-          const T* h = g + kAheadRows * Wo * 3;
-          ahead = tap_shift(to_float(h[0]) - gx[0], to_float(h[1]) - gy[0], to_float(h[2]) - gz[0], W, H, D, ac);
-        }
+        ahead = grid_ahead<3>(g, i, Ho, Wo, W, H, D, ac);
       }
       sample_segment_3d<MODE, PAD>(xn, im, gx, gy, gz, len, y + n * C * out_plane + (d * Ho + i) * Wo + j0,
                                    out_plane, ahead);

@@ -1,5 +1,5 @@
-// Runtime dtype / mode / padding -> compile-time types and constants, shared by the CPU and CUDA launchers so
-// both instantiate exactly the same specialisations.
+// Runtime dtype / mode / padding -> compile-time types and constants, shared by the CPU and
+// CUDA launchers so both instantiate exactly the same specialisations.
 #pragma once
 
 #include <type_traits>

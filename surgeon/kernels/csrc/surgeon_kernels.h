@@ -6,8 +6,8 @@
  *
  * Semantics: torch's F.affine_grid / F.grid_sample.  Coordinates are computed in float32 in
  * torch's unfused CPU evaluation order, so floor() and nearest ties land where torch's do
- * (torch's BLAS path for large grids may fuse multiply-adds and differ by an ulp); float16 data is read and written as float16 and every
- * computation runs in float32.  The arithmetic lives once, in grid_sample_math.h, with a
+ * (torch's BLAS path for large grids may fuse multiply-adds and differ by an ulp); float16
+ * data is read and written as float16 and every computation runs in float32.  The arithmetic lives once, in grid_sample_math.h, with a
  * fixed operation order (no compiler contraction; explicit fmaf), so the CPU and CUDA
  * libraries compute the same bits; each CUDA thread runs locations.h, which the CPU build
  * runs too when its fast paths are off (a testing hook, below).  Non-finite grid
