@@ -1,4 +1,4 @@
-"""Speed of the fused CPU kernel (surgeon.kernels.fused_grid_sample) against baselines measured
+"""Speed of the fused CPU kernel (surgeon_ops.kernels.fused_grid_sample) against baselines measured
 in the same run: torch (affine_grid + grid_sample), onnxruntime (an opset-20 AffineGrid +
 GridSample model) and cv2.warpAffine (theta turned into its pixel-space inverse map).  On a
 GPU, also the CUDA kernel against torch on the GPU, with the memory bandwidth achieved.
@@ -83,7 +83,7 @@ def cpu_rows(reps: int, thread_counts, shapes) -> None:
     import torch
     import torch.nn.functional as F
 
-    import surgeon.kernels as K
+    import surgeon_ops.kernels as K
 
     print("CPU, float32, bilinear, zeros, align_corners=0; median ms; ratio = baseline / fused")
     print(f"{'shape':>18} {'thr':>3} {'fused':>8} {'torch':>8} {'x':>5} {'ort':>8} {'x':>5} {'cv2':>8} {'x':>5}")
@@ -131,7 +131,7 @@ def overhead_row(reps: int) -> None:
     import torch
     import torch.nn.functional as F
 
-    import surgeon.kernels as K
+    import surgeon_ops.kernels as K
 
     torch.set_num_threads(1)
     x = np.random.default_rng(0).random((1, 1, 4, 4), np.float32)
@@ -187,7 +187,7 @@ def gpu_rows(reps: int, shapes) -> None:
     import torch
     import torch.nn.functional as F
 
-    import surgeon.kernels as K
+    import surgeon_ops.kernels as K
 
     if not torch.cuda.is_available():
         print("\nGPU: no CUDA device, skipped")

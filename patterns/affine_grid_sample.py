@@ -9,9 +9,9 @@ Options read: ``target`` — ``fused-grid-sample`` (default) or ``affine-grid`` 
 from __future__ import annotations
 
 from surgeon import Match, MatchContext, Node, Pattern, RewriteContext, refuse
+from surgeon_ops.node_kernels import CUSTOM_OPS
 
 from .grid_ops import CUSTOM_DOMAIN, read_known_grid
-from .kernels import KERNELS
 from .planning import AFFINE, FUSED, TARGETS, make_plan
 from .recognise import Recogniser
 from .samplers import ANCHOR_OPS, Sampler, read_sampler
@@ -24,7 +24,7 @@ class AffineGridSample(Pattern):
                    "ATen, library code), recognised by what the grid computes")
     anchor_ops = ANCHOR_OPS
     domains = {CUSTOM_DOMAIN: 1}
-    kernels = KERNELS
+    ops = CUSTOM_OPS
 
     def __init__(self):
         self._recognise = Recogniser(self.name)  # keeps probe verdicts by region structure

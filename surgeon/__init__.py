@@ -11,6 +11,7 @@ Pattern plugins subclass :class:`Pattern`; see docs/plugins.md.
 
 from .api import FuseResult, fuse, inspect
 from .attrs import make_attribute, make_attributes
+from .customop import CustomOp
 from .errors import SurgeonError
 from .graph import Node
 from .rewrite.context import MatchContext, RewriteContext
@@ -23,7 +24,7 @@ from .rewrite.template import Const, TemplateError, match_template
 __all__ = [
     "fuse", "inspect", "FuseResult", "Report",
     "Pattern", "Match", "Refusal", "refuse", "MatchContext", "RewriteContext", "Node",
-    "make_attribute", "make_attributes", "SurgeonError",
+    "make_attribute", "make_attributes", "SurgeonError", "CustomOp",
     "Const", "match_template", "TemplateError",
     "run", "validate", "ValidationReport", "register_kernel",
 ]

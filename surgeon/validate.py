@@ -12,7 +12,7 @@ Two checks on the same inputs:
 Default tolerances, by the original value's dtype: float32 atol = rtol = 1e-3; float16 1e-2;
 bfloat16 5e-2; float64 1e-6; integers and bools exact. Measured on 1x3x1024x1024 warps,
 align_corners 0/1 x zeros/border/reflection, inputs drawn as validate draws them (uniform [0, 1)),
-onnxruntime's AffineGrid + GridSample against the surgeon.kernels C++ kernel and against torch:
+onnxruntime's AffineGrid + GridSample against the surgeon_ops.kernels C++ kernel and against torch:
 
 - correct bilinear: max abs error <= 2.0e-4, smallest passing atol at rtol 1e-3 <= 1.1e-4;
   bicubic <= 2.3e-4 / 1.2e-4; at 32x32 <= 6e-6. The error grows with the size because float32

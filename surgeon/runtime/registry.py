@@ -73,7 +73,8 @@ def plugin_warnings() -> list[str]:
 
 
 def _add_pattern_kernels(pattern) -> None:
-    kernels = getattr(pattern, "kernels", None) or {}
+    kernels = dict(getattr(pattern, "kernels", None) or {})
+    kernels.update({op.key: op.kernel for op in getattr(pattern, "ops", ()) if op.kernel is not None})
     if not isinstance(kernels, dict):
         _warnings.append(f"pattern {getattr(pattern, 'name', '?')!r}: 'kernels' is not a dict; ignored")
         return

@@ -20,7 +20,7 @@ COMBOS = [(2, m, p, ac) for m in MODES_2D for p in PADDINGS for ac in (0, 1)] + 
 def shared_path():
     """The C++ build with its fast paths off: every location through csrc/locations.h, the
     code one CUDA thread runs."""
-    from surgeon.kernels import native
+    from surgeon_ops.kernels import native
 
     native.set_cpu_fast_paths(False)
     try:

@@ -6,7 +6,7 @@ import sys
 import numpy as np
 import pytest
 
-import surgeon.kernels as K
+import surgeon_ops.kernels as K
 
 X2 = np.random.default_rng(0).random((2, 3, 6, 7)).astype(np.float32)
 T2 = np.array([[[1, 0.1, 0], [0, 0.9, 0.1]]] * 2, np.float32)
@@ -99,7 +99,7 @@ def test_torch_inputs_strided_needing_grad_or_of_another_dtype():
 
 
 def test_importing_the_kernels_does_not_import_torch():
-    code = ("import sys, surgeon; before = 'torch' in sys.modules; import surgeon.kernels; "
-            "import surgeon.kernels.oracle, surgeon.kernels.build; "
-            "assert ('torch' in sys.modules) == before, 'surgeon.kernels imported torch'")
+    code = ("import sys, surgeon; before = 'torch' in sys.modules; import surgeon_ops.kernels; "
+            "import surgeon_ops.kernels.oracle, surgeon_ops.kernels.build; "
+            "assert ('torch' in sys.modules) == before, 'surgeon_ops.kernels imported torch'")
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -11,8 +11,8 @@ import time
 import numpy as np
 import pytest
 
-import surgeon.kernels as K
-from surgeon.kernels import build, native
+import surgeon_ops.kernels as K
+from surgeon_ops.kernels import build, native
 
 
 @pytest.fixture
@@ -62,7 +62,7 @@ def test_concurrent_builds_install_one_whole_library(fresh, monkeypatch):
             f.write('part-'); f.flush(); time.sleep(0.5); f.write('whole')
     """)
     monkeypatch.setenv("CXX", cc)
-    code = "from surgeon.kernels import build; print(build.build_cpu())"
+    code = "from surgeon_ops.kernels import build; print(build.build_cpu())"
     procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=os.environ.copy())
              for _ in range(2)]
     paths = {p.communicate(timeout=60)[0].strip() for p in procs}

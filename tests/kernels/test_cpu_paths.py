@@ -4,8 +4,8 @@ CUDA thread runs): the same bits, whatever the thread count or channel count."""
 import numpy as np
 import pytest
 
-import surgeon.kernels as K
-from surgeon.kernels import native
+import surgeon_ops.kernels as K
+from surgeon_ops.kernels import native
 
 from .cases import MODES_2D, MODES_3D, PADDINGS, cpu_shared, theta_for
 

@@ -7,7 +7,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
 
-import surgeon.kernels as K  # noqa: E402
+import surgeon_ops.kernels as K  # noqa: E402
 
 from .cases import COMBOS, cases, cpu_shared, tolerance, torch_fused  # noqa: E402
 

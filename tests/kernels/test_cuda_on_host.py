@@ -16,10 +16,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import surgeon.kernels as K
-from surgeon.kernels import build, native
-from surgeon.kernels._args import MODE_NAMES, PADDING_NAMES
-from surgeon.kernels._frames import DTYPE_CODES
+import surgeon_ops.kernels as K
+from surgeon_ops.kernels import build, native
+from surgeon_ops.kernels._args import MODE_NAMES, PADDING_NAMES
+from surgeon_ops.kernels._frames import DTYPE_CODES
 
 from .cases import COMBOS, cases, cpu_shared
 

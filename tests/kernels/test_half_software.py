@@ -6,7 +6,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from surgeon.kernels import build
+from surgeon_ops.kernels import build
 
 PROGRAM = r"""
 #include <cstdio>

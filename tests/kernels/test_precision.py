@@ -6,8 +6,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-import surgeon.kernels as K  # noqa: E402
-from surgeon.kernels import oracle  # noqa: E402
+import surgeon_ops.kernels as K  # noqa: E402
+from surgeon_ops.kernels import oracle  # noqa: E402
 
 from .cases import cpu_shared, torch_fused  # noqa: E402
 

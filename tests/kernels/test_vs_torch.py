@@ -8,8 +8,8 @@ import pytest
 torch = pytest.importorskip("torch")
 import torch.nn.functional as F  # noqa: E402
 
-import surgeon.kernels as K  # noqa: E402
-from surgeon.kernels import oracle  # noqa: E402
+import surgeon_ops.kernels as K  # noqa: E402
+from surgeon_ops.kernels import oracle  # noqa: E402
 
 from .cases import COMBOS, MODES_2D, PADDINGS, cases, shared_path, tolerance, torch_fused  # noqa: E402
 

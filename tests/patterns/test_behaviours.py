@@ -10,7 +10,7 @@ import pytest
 
 import surgeon
 from surgeon_patterns import PATTERNS, AffineGridSample
-from surgeon_patterns.kernels import KERNELS
+from surgeon_ops.node_kernels import affine_grid, fused_grid_sample
 
 from .builders import G, dynamo_chains, elementwise_homogeneous, native_pair
 from .graphs import custom_nodes, op_counts
@@ -198,11 +198,11 @@ def test_discovered_through_entry_point():
 @pytest.fixture(scope="module")
 def kernels_available():
     try:
-        from surgeon import kernels
+        from surgeon_ops import kernels
 
         kernels.affine_grid(np.zeros((1, 2, 3), np.float32), (1, 1, 2, 2))
     except Exception as exc:  # no compiler, or the kernels are not there yet
-        pytest.skip(f"surgeon.kernels unavailable: {exc}")
+        pytest.skip(f"surgeon_ops.kernels unavailable: {exc}")
 
 
 @pytest.mark.parametrize("with_size_input", [False, True])
@@ -214,7 +214,7 @@ def test_kernel_wrappers(kernels_available, with_size_input):
     extra = [size] if with_size_input else []
     if not with_size_input:
         attrs["output_size"] = [5, 6]
-    (y,) = KERNELS[("custom.ops", "FusedGridSample")]([x, theta, *extra], attrs)
+    (y,) = fused_grid_sample([x, theta, *extra], attrs)
     np.testing.assert_allclose(y, torch_warp(x, theta, [5, 6], 1, "bilinear", "border"), atol=1e-5)
-    (grid,) = KERNELS[("custom.ops", "AffineGrid")]([theta, *extra], attrs)
+    (grid,) = affine_grid([theta, *extra], attrs)
     assert grid.shape == (2, 5, 6, 2)

@@ -1,4 +1,4 @@
-"""The whole path with the real pieces: installed patterns fuse, their kernels (surgeon.kernels)
+"""The whole path with the real pieces: installed patterns fuse, their kernels (surgeon_ops.kernels)
 run the custom nodes, validate judges. Skipped while those pieces are not there."""
 
 import onnx
@@ -13,7 +13,7 @@ from surgeon.runtime import find_kernel, unregister_kernel
 from .conftest import KERNELS
 from .toys import stn_pair, warp_pair
 
-pytest.importorskip("surgeon.kernels")
+pytest.importorskip("surgeon_ops.kernels")
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 """Small models and kernels for the runtime tests, built by hand with onnx.helper.
 
 The FusedGridSample kernel here follows OPS.md through torch's own functions, so these tests
-depend neither on surgeon.kernels nor on the pattern plugins.
+depend neither on surgeon_ops.kernels nor on the pattern plugins.
 """
 
 from __future__ import annotations

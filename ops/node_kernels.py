@@ -1,11 +1,13 @@
-"""Reference kernels for the ops this pattern writes, as the runtime calls them:
-``fn(inputs, attrs, device="cpu") -> [outputs]``. They wrap ``surgeon.kernels`` (imported on
-first call) and turn the optional ``size`` input or the ``output_size`` attribute into torch's
-``size`` argument."""
+"""The two ops as surgeon's runtime calls them for one node,
+``fn(inputs, attrs, device="cpu") -> [outputs]``, and ``CUSTOM_OPS``, what the built-in patterns
+register. The kernels wrap ``surgeon_ops.kernels`` (imported on first call) and turn the optional
+``size`` input or the ``output_size`` attribute into torch's ``size`` argument."""
 
 from __future__ import annotations
 
 import numpy as np
+
+from surgeon import CustomOp
 
 
 def _size(theta: np.ndarray, size_input, attrs: dict, channels: int) -> tuple[int, ...]:
@@ -22,7 +24,7 @@ def _optional(inputs: list, i: int):
 
 
 def fused_grid_sample(inputs: list, attrs: dict, device: str = "cpu") -> list:
-    from surgeon import kernels
+    from . import kernels
 
     x, theta = inputs[0], inputs[1]
     size = _size(theta, _optional(inputs, 2), attrs, x.shape[1])
@@ -32,14 +34,16 @@ def fused_grid_sample(inputs: list, attrs: dict, device: str = "cpu") -> list:
 
 
 def affine_grid(inputs: list, attrs: dict, device: str = "cpu") -> list:
-    from surgeon import kernels
+    from . import kernels
 
     theta = inputs[0]
     size = _size(theta, _optional(inputs, 1), attrs, 1)
     return [kernels.affine_grid(theta, size, align_corners=bool(attrs.get("align_corners", 0)))]
 
 
-KERNELS = {
-    ("custom.ops", "FusedGridSample"): fused_grid_sample,
-    ("custom.ops", "AffineGrid"): affine_grid,
-}
+DOMAIN = "custom.ops"
+
+CUSTOM_OPS = [
+    CustomOp(DOMAIN, "FusedGridSample", kernel=fused_grid_sample),
+    CustomOp(DOMAIN, "AffineGrid", kernel=affine_grid),
+]

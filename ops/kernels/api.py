@@ -1,4 +1,4 @@
-"""The public kernel functions (re-exported by surgeon.kernels).
+"""The public kernel functions (re-exported by surgeon_ops.kernels).
 
 numpy in -> numpy out, computed on the CPU; torch tensors in -> a torch tensor out on the
 tensors' device (the CUDA kernels on a GPU, the C++ kernels on the CPU).  `backend` picks an

@@ -9,9 +9,9 @@ kernel); torch tensors in -> a tensor on their device (CUDA kernel on a GPU).  A
 of 1 is broadcast over x's batch.  Keywords `backend` ("auto", "numpy", "cpp", "cuda") and
 `num_threads` (CPU; default $SURGEON_NUM_THREADS, else all CPUs) are optional.
 
-Three implementations: `surgeon.kernels.oracle` (readable numpy, float64-capable), a C++
+Three implementations: `surgeon_ops.kernels.oracle` (readable numpy, float64-capable), a C++
 CPU kernel and CUDA kernels sharing one header of sampling math (csrc/), built on first use
-by `surgeon.kernels.build` (KernelBuildError when no compiler is found).  The C ABI an
+by `surgeon_ops.kernels.build` (KernelBuildError when no compiler is found).  The C ABI an
 engine plugin calls is documented in csrc/surgeon_kernels.h.  torch is imported only when
 torch tensors are passed in.
 """
