@@ -5,6 +5,8 @@ register. The kernels wrap ``surgeon_ops.kernels`` (imported on first call) and 
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from surgeon import CustomOp
@@ -23,22 +25,53 @@ def _optional(inputs: list, i: int):
     return inputs[i] if len(inputs) > i else None
 
 
-def fused_grid_sample(inputs: list, attrs: dict, device: str = "cpu") -> list:
+_unbuildable: list[str] = []  # why the compiled kernels cannot be had on this machine, once known
+
+
+def _call(name: str, *args, **kwargs):
+    """The compiled kernel; the numpy reference when no compiler can build it (said once)."""
     from . import kernels
 
+    if not _unbuildable:
+        try:
+            return getattr(kernels, name)(*args, **kwargs)
+        except kernels.KernelBuildError as exc:
+            _unbuildable.append(str(exc))
+            print(f"surgeon: using the numpy reference kernels (slower): {exc}", file=sys.stderr)
+    result = getattr(kernels, name)(*args, backend="numpy", **kwargs)
+    return result.astype(np.asarray(args[0]).dtype, copy=False)
+
+
+def fused_grid_sample(inputs: list, attrs: dict, device: str = "cpu") -> list:
     x, theta = inputs[0], inputs[1]
     size = _size(theta, _optional(inputs, 2), attrs, x.shape[1])
-    return [kernels.fused_grid_sample(x, theta, size, mode=attrs.get("mode", "bilinear"),
-                                      padding_mode=attrs.get("padding_mode", "zeros"),
-                                      align_corners=bool(attrs.get("align_corners", 0)))]
+    return [_call("fused_grid_sample", x, theta, size, mode=attrs.get("mode", "bilinear"),
+                  padding_mode=attrs.get("padding_mode", "zeros"), align_corners=bool(attrs.get("align_corners", 0)))]
 
 
 def affine_grid(inputs: list, attrs: dict, device: str = "cpu") -> list:
-    from . import kernels
-
     theta = inputs[0]
     size = _size(theta, _optional(inputs, 1), attrs, 1)
-    return [kernels.affine_grid(theta, size, align_corners=bool(attrs.get("align_corners", 0)))]
+    return [_call("affine_grid", theta, size, align_corners=bool(attrs.get("align_corners", 0)))]
+
+
+# torch's enums, as the ATen fallback passes them.
+_ATEN_MODES, _ATEN_PADDINGS = ("bilinear", "nearest", "bicubic"), ("zeros", "border", "reflection")
+
+
+def aten(inputs: list, attrs: dict, device: str = "cpu") -> list:
+    """The two ATen fallback operators an affine_grid -> grid_sample export holds (exporters
+    below opset 16 with ONNX_ATEN_FALLBACK), so such an original runs and validates too."""
+    operator = attrs.get("operator", "")
+    if operator == "affine_grid_generator":  # (theta, size, align_corners)
+        theta, size, flag = inputs[:3]
+        return [_call("affine_grid", theta, size, align_corners=bool(np.asarray(flag).reshape(-1)[0]))]
+    if operator == "grid_sampler":  # (input, grid, interpolation_mode, padding_mode, align_corners)
+        x, grid, mode, pad, flag = inputs[:5]
+        return [_call("grid_sample", x, grid, mode=_ATEN_MODES[int(np.asarray(mode).reshape(-1)[0])],
+                      padding_mode=_ATEN_PADDINGS[int(np.asarray(pad).reshape(-1)[0])],
+                      align_corners=bool(np.asarray(flag).reshape(-1)[0]))]
+    raise ValueError(f"ATen operator {operator!r} has no surgeon kernel (only affine_grid_generator, grid_sampler)")
 
 
 DOMAIN = "custom.ops"
@@ -46,4 +79,5 @@ DOMAIN = "custom.ops"
 CUSTOM_OPS = [
     CustomOp(DOMAIN, "FusedGridSample", kernel=fused_grid_sample),
     CustomOp(DOMAIN, "AffineGrid", kernel=affine_grid),
+    CustomOp("org.pytorch.aten", "ATen", kernel=aten),
 ]

@@ -6,25 +6,25 @@ Library use::
     result = surgeon.fuse("model.onnx", "model.fused.onnx")
     print(result.report.summary())
 
-Pattern plugins subclass :class:`Pattern`; see docs/plugins.md.
+Pattern plugins subclass :class:`Pattern`; see docs/plugins.md. Which plugins a call uses is a
+:class:`PluginSet` passed as ``plugins=`` (default: the installed ones).
 """
 
-from .api import FuseResult, fuse, inspect
+from .api import FuseResult, ValidateOptions, fuse, inspect, run
 from .attrs import make_attribute, make_attributes
 from .customop import CustomOp
 from .errors import SurgeonError
 from .graph import Node
+from .plugins import PluginSet
 from .rewrite.context import MatchContext, RewriteContext
-from .rewrite.pattern import Match, Pattern, Refusal, refuse
+from .rewrite.match import Match, Refusal, refuse
+from .rewrite.pattern import Pattern
 from .rewrite.report import Report
-from .runtime import register_kernel, run
-from .validate import ValidationReport, validate
 from .rewrite.template import Const, TemplateError, match_template
+from .validate import ValidationReport, validate
 
 __all__ = [
-    "fuse", "inspect", "FuseResult", "Report",
-    "Pattern", "Match", "Refusal", "refuse", "MatchContext", "RewriteContext", "Node",
-    "make_attribute", "make_attributes", "SurgeonError", "CustomOp",
-    "Const", "match_template", "TemplateError",
-    "run", "validate", "ValidationReport", "register_kernel",
+    "fuse", "inspect", "run", "validate", "FuseResult", "ValidateOptions", "Report", "ValidationReport",
+    "Pattern", "Match", "Refusal", "refuse", "MatchContext", "RewriteContext", "Node", "CustomOp", "PluginSet",
+    "make_attribute", "make_attributes", "SurgeonError", "Const", "match_template", "TemplateError",
 ]

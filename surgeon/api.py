@@ -1,39 +1,124 @@
-"""The library entry points: ``fuse`` and ``inspect``."""
+"""The library entry points: ``fuse``, ``inspect`` and ``run`` (``validate`` is in validate.py).
+
+Each takes the plugin set to use (``plugins``: None for the installed plugins, a
+``PluginSet``, or a list of patterns) and a model as a path, a ModelProto or an
+onnx-graphsurgeon ``Graph`` (never modified).
+"""
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Any, Mapping, Sequence
 
+import numpy as np
 from onnx import ModelProto
 
-from .modelio import LoadedModel, load_model_proto, save_model
+from . import graphsurgeon
 from .errors import SurgeonError
+from .modelio import LoadedModel, load_model_proto, save_model
+from .plugins import resolve
 from .rewrite.driver import Driver
-from .rewrite.pattern import Pattern
-from .rewrite.plugins import Discovery, InstalledPattern, discover, select
 from .rewrite.report import Report
+from .runtime.inputs import DEFAULT_MAX_BYTES, DEFAULT_SEED
+from .runtime.run import run as run_model
 from .shapes import apply_input_shapes
 
 
 @dataclass
-class FuseResult:
-    """What ``fuse`` returns: the rewritten ``model``, its ``report``, and plugin-loading ``warnings``."""
+class ValidateOptions:
+    """How ``fuse(validate=...)`` checks its result (``validate=True`` takes these defaults):
+    tolerances (None: per dtype, see ``surgeon.validate``), the fraction of elements allowed
+    outside them, the inputs (``feeds``, else drawn with ``seed``), and whether to write a
+    result that fails (``force``)."""
 
-    model: ModelProto
+    atol: float | None = None
+    rtol: float | None = None
+    max_mismatch: float = 0.0
+    seed: int = DEFAULT_SEED
+    feeds: Mapping[str, np.ndarray] | None = None
+    force: bool = False
+
+
+@dataclass
+class FuseResult:
+    """What ``fuse`` returns: the rewritten ``model`` (a ModelProto, or a graphsurgeon Graph when
+    one was given), its ``report``, plugin-loading ``warnings`` and, when asked, ``validation``."""
+
+    model: Any
     report: Report
     warnings: list[str]
-    validation: object = None  # a ValidationReport when fuse(validate=True)
+    validation: object = None  # a ValidationReport when fuse(validate=...)
 
 
-def _patterns(patterns, only, skip, plugins) -> tuple[list[Pattern], list[str]]:
-    if patterns is not None:  # given patterns are selected like discovered ones
-        found = Discovery([InstalledPattern(p() if isinstance(p, type) else p, "-", "-", "patterns=")
-                           for p in patterns])
-        return select(found, only, skip), []
-    found = discover(plugins)
-    return select(found, only, skip), found.errors
+def fuse(model, output: str | os.PathLike | None = None, *, plugins=None, target: str | None = None,
+         options: dict | None = None, input_shapes: Mapping[str, Sequence[int]] | None = None,
+         validate: bool | ValidateOptions = False, external_data: bool | None = None) -> FuseResult:
+    """Rewrite every match of the plugin set's enabled patterns.
+
+    ``target`` asks patterns for another output form (e.g. ``"affine-grid"``); ``options`` are
+    further pattern options (``trace``); ``input_shapes`` fixes input dims first so shape
+    computations fold. ``validate`` checks the result against the original on the reference
+    kernels and refuses to write one that fails (see ``ValidateOptions``). With ``output``, the
+    result is written atomically, weights in ``OUT.data`` when ``external_data`` (default: as
+    the input, and past 2 GB).
+    """
+    return fuse_model(model, output, plugins=plugins, target=target, options=options, input_shapes=input_shapes,
+                      validate=validate, external_data=external_data)
+
+
+def fuse_model(model, output=None, *, plugins=None, target=None, options=None, input_shapes=None,
+               validate: bool | ValidateOptions = False, external_data=None, keep_model: bool = True,
+               dry_run: bool = False) -> FuseResult:
+    """``fuse`` for the command line: ``keep_model=False`` lets the writer move weights out of
+    the returned model instead of copying them; ``dry_run`` marks the report as a preview."""
+    plugins = resolve(plugins)
+    graph_in = graphsurgeon.is_graph(model)
+    source = graphsurgeon.as_model(model)
+    loaded = _loaded(source)
+    if input_shapes:
+        apply_input_shapes(loaded.proto, input_shapes)
+    opts = dict(options or {})
+    if target:
+        opts["target"] = target
+    report = Driver(loaded, plugins.enabled(), plugins.domains(), opts).run()
+    report.dry_run = dry_run
+    validation = None
+    if validate and report.rewrites:
+        from .validate import validate as check
+
+        how = validate if isinstance(validate, ValidateOptions) else ValidateOptions()
+        # The loaded model was rewritten in place: the original comes from the caller again.
+        original = source if isinstance(source, ModelProto) else load_model_proto(source)
+        validation = check(original, loaded, how.feeds, how.atol, how.rtol, input_shapes=input_shapes,
+                           seed=how.seed, max_mismatch=how.max_mismatch, plugins=plugins)
+        if not validation.passed and not how.force:
+            failures = validation.failures()
+            raise SurgeonError(f"validation failed: {failures[0] if failures else 'nothing compared'}; "
+                               "output not written (--force writes it anyway)")
+    if output is not None:
+        save_model(loaded, output, external_data=external_data, restore=keep_model)
+    result = graphsurgeon.from_proto(loaded.proto) if graph_in else loaded.proto
+    return FuseResult(result, report, list(plugins.warnings), validation)
+
+
+def inspect(model, *, plugins=None, target: str | None = None, options: dict | None = None,
+            input_shapes: Mapping[str, Sequence[int]] | None = None) -> Report:
+    """What ``fuse`` would rewrite (the whole run, every pass) and the reasons for the near
+    misses; writes nothing."""
+    return fuse_model(model, plugins=plugins, target=target, options=options, input_shapes=input_shapes,
+                      dry_run=True).report
+
+
+def run(model, feeds: Mapping[str, np.ndarray] | None = None, *, plugins=None, device: str = "cpu",
+        outputs: Sequence[str] | None = None, input_shapes: Mapping[str, Sequence[int]] | None = None,
+        seed: int = DEFAULT_SEED, max_bytes: int = DEFAULT_MAX_BYTES) -> dict[str, np.ndarray]:
+    """Run ``model`` (a path, ModelProto or LoadedModel), custom nodes on the plugin set's
+    reference kernels; returns ``{name: array}``. ``feeds=None`` draws seeded random inputs
+    (``input_shapes`` fixes dynamic dims; the rest are 1). ``outputs`` may name intermediate
+    values of the top-level graph as well as graph outputs."""
+    return run_model(graphsurgeon.as_model(model), resolve(plugins), feeds, device, outputs, input_shapes=input_shapes, seed=seed,
+                     max_bytes=max_bytes)
 
 
 def _loaded(model) -> LoadedModel:
@@ -42,48 +127,3 @@ def _loaded(model) -> LoadedModel:
         copy.CopyFrom(model)  # the caller's model is never modified
         return load_model_proto(copy)
     return load_model_proto(model)
-
-
-def fuse(model: ModelProto | str | os.PathLike, output: str | os.PathLike | None = None, *,
-         patterns: Sequence[Pattern] | None = None, only: Iterable[str] = (), skip: Iterable[str] = (),
-         plugins: Iterable[str] = (), target: str | None = None, input_shapes: dict | None = None,
-         dry_run: bool = False, external_data: bool | None = None, options: dict | None = None,
-         validate: bool = False, force: bool = False, atol: float | None = None,
-         rtol: float | None = None, keep_model: bool = True) -> FuseResult:
-    """Rewrite every match of the enabled patterns.
-
-    ``model`` is a path or a ModelProto (never modified). ``patterns`` overrides discovery;
-    ``only``/``skip`` select by name; ``plugins`` adds ``module:Name`` patterns; ``target``
-    asks patterns for an alternative form; ``input_shapes`` fixes input dims first so shape
-    computations fold. With ``output``, the result is written atomically (unless ``dry_run``).
-    ``validate`` checks the result against the original on the reference kernels first and
-    refuses to write one that fails (unless ``force``). ``keep_model=False`` lets the writer
-    move weights out of the returned model instead of copying them (for callers that discard it).
-    """
-    loaded = _loaded(model)
-    chosen, warnings = _patterns(patterns, list(only), list(skip), list(plugins))
-    if input_shapes:
-        apply_input_shapes(loaded.proto, input_shapes)
-    opts = dict(options or {})
-    if target:
-        opts["target"] = target
-    report = Driver(loaded, chosen, opts, dry_run=dry_run).run()
-    validation = None
-    if validate and report.rewrites and not dry_run:
-        from .validate import validate as check
-
-        # The loaded model was rewritten in place: the original comes from the caller again.
-        original = model if isinstance(model, ModelProto) else load_model_proto(model)
-        validation = check(original, loaded, input_shapes=input_shapes, plugins=plugins, atol=atol, rtol=rtol)
-        if not validation.passed and not force:
-            failures = validation.failures()
-            raise SurgeonError(f"validation failed: {failures[0] if failures else 'nothing compared'}; "
-                               "output not written (--force writes it anyway)")
-    if output is not None and not dry_run:
-        save_model(loaded, output, external_data=external_data, restore=keep_model)
-    return FuseResult(loaded.proto, report, warnings, validation)
-
-
-def inspect(model: ModelProto | str | os.PathLike, **kwargs) -> Report:
-    """What ``fuse`` would rewrite, and the reasons for the near misses; changes nothing."""
-    return fuse(model, None, dry_run=True, **kwargs).report

@@ -76,6 +76,42 @@ def make_attribute(key: str, value: Any) -> AttributeProto:
     return helper.make_attribute(name, numpy_helper.from_array(np.asarray(value), name))
 
 
+def attribute_from_value(name: str, value: Any) -> AttributeProto:
+    """A typed attribute from a plain Python value, as replacements write them: bool -> INT 0/1
+    (ONNX has no bool), int -> INT, float -> FLOAT, str -> STRING, lists of those -> INTS,
+    FLOATS (ints mixed with floats too) or STRINGS, a numpy array -> TENSOR."""
+    items = list(value) if isinstance(value, (list, tuple)) else None
+    if items is None:
+        if isinstance(value, np.ndarray):
+            return make_attribute(f"{name}_t", value)
+        kind = _kind(value)
+    elif not items:
+        raise ValueError(f"attribute {name!r}: an empty list has no type; write it with ctx.add_node "
+                         f"and a suffix ({name}_i=[], {name}_f=[] or {name}_s=[])")
+    else:
+        kinds = {_kind(v) for v in items}
+        numeric = kinds <= {"i", "b", "f"}
+        kind = ("f" if "f" in kinds else "i") if numeric and len(kinds) > 1 else kinds.pop() if len(kinds) == 1 else None
+        if kind is None:
+            raise ValueError(f"attribute {name!r}: a list mixing {sorted(kinds)} values has no ONNX type")
+    if kind is None:
+        raise ValueError(f"attribute {name!r}: {type(value).__name__} has no ONNX attribute type "
+                         "(use bool, int, float, str, a list of them, or a numpy array)")
+    return make_attribute(f"{name}_{kind}", value)
+
+
+def _kind(v: Any) -> str | None:
+    if isinstance(v, (bool, np.bool_)):
+        return "b"
+    if _is_int(v):
+        return "i"
+    if _is_float(v):
+        return "f"
+    if isinstance(v, (str, bytes)):
+        return "s"
+    return None
+
+
 def make_attributes(**typed: Any) -> list[AttributeProto]:
     """Typed attributes for every ``name_<suffix>=value`` keyword, in keyword order."""
     return [make_attribute(k, v) for k, v in typed.items()]

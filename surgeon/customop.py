@@ -13,17 +13,22 @@ Every field but the op's name is optional; the engine uses what is there:
   a reason (str) why that opset cannot express it. ``unfuse`` uses it.
 - ``function(opset, arity) -> FunctionProto``: a model-local function body for the op with
   ``arity`` inputs, for ``fuse(functions=True)``.
+- ``draw_inputs``: ``{input index: draw(shape, dtype, rng) -> array}`` for inputs whose values
+  random data would not exercise (a transform matrix: uniform noise never flips or rotates it).
+  ``validate`` draws a model input with it when that input reaches the op's input unchanged
+  but for its shape or type; the function's docstring says what it draws, in the report.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 Kernel = Callable[..., Any]
+Draw = Callable[..., Any]  # (shape, dtype, rng) -> numpy array
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # compared and hashed by identity: runners are cached by it
 class CustomOp:
     domain: str
     op_type: str
@@ -31,6 +36,7 @@ class CustomOp:
     ort_library: Callable[[str], "str | None"] | None = None
     to_standard: Callable[..., "str | None"] | None = None
     function: Callable[[int, int], Any] | None = None
+    draw_inputs: Mapping[int, Draw] | None = None
 
     @property
     def key(self) -> tuple[str, str]:

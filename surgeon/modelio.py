@@ -22,6 +22,7 @@ from onnx import ModelProto, TensorProto, numpy_helper
 
 from .datafile import DataFileWriter, ExternalRef
 from .errors import SurgeonError
+from .graph.node import subgraphs_of
 from .wire import tensor_nbytes, write_model
 
 # Protobuf refuses to serialise a message of 2 GiB or more; leave room for the graph itself.
@@ -45,8 +46,6 @@ class LoadedModel:
 
 def iter_tensors(graph: onnx.GraphProto) -> Iterator[TensorProto]:
     """Every initializer, in this graph and in every subgraph (If/Loop/Scan bodies)."""
-    from .graph.node import subgraphs_of  # modelio is imported by graph/, not the reverse
-
     yield from graph.initializer
     for node in graph.node:
         for body in subgraphs_of(node):

@@ -12,7 +12,8 @@ import onnx
 from onnx import GraphProto, ModelProto, TypeProto, ValueInfoProto, helper
 
 from .errors import SurgeonError
-from .modelio import skeleton_model
+from .graph.node import subgraphs_of
+from .modelio import iter_tensors, skeleton_model
 
 ShapeInfo = tuple  # (elem_type: int, dims: tuple of int | str | None, or None)
 
@@ -41,8 +42,6 @@ def make_value_info(name: str, elem_type: int, dims: Sequence | None) -> ValueIn
 
 
 def _walk_graphs(graph: GraphProto) -> Iterable[GraphProto]:
-    from .graph.node import subgraphs_of
-
     yield graph
     for node in graph.node:
         for body in subgraphs_of(node):
@@ -94,8 +93,6 @@ class ShapeTable:
         info = shape_of(self._declared, name)
         if info is None:
             if self._initializers is None:
-                from .modelio import iter_tensors
-
                 self._initializers = {t.name: t for t in iter_tensors(self.proto.graph)}
             tensor = self._initializers.get(name)
             if tensor is not None:

@@ -34,12 +34,15 @@ above. It is 0 by default: one wrong border row of a 1024x1024 image is 0.1%.
 from __future__ import annotations
 
 import time
-from typing import Iterable, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
+from . import graphsurgeon
 from .errors import SurgeonError
+from .plugins import resolve
 from .runtime.compare import compare, missing
+from .runtime.draws import describe, input_drawers
 from .runtime.inputs import DEFAULT_MAX_BYTES, DEFAULT_SEED, check_feeds, random_inputs
 from .runtime.program import Runner, get_runner
 from .runtime.regions import Region, check_model, find_regions, top_level_values
@@ -52,10 +55,13 @@ def validate(original, rewritten, feeds: Mapping[str, np.ndarray] | None = None,
              rtol: float | None = None, device: str = "cpu", *,
              input_shapes: Mapping[str, Sequence[int]] | None = None, seed: int = DEFAULT_SEED,
              max_bytes: int = DEFAULT_MAX_BYTES, max_mismatch: float = 0.0,
-             plugins: Iterable[str] = ()) -> ValidationReport:
+             plugins=None) -> ValidationReport:
     """Compare ``rewritten`` with ``original`` (each a path, ModelProto or LoadedModel; neither is
     modified or re-read when given in memory). ``feeds=None`` uses seeded random inputs.
-    ``atol``/``rtol`` override the per-dtype defaults for every comparison."""
+    ``atol``/``rtol`` override the per-dtype defaults for every comparison. Custom nodes run on
+    the kernels of ``plugins`` (a PluginSet; None: the installed plugins)."""
+    plugins = resolve(plugins)
+    original, rewritten = graphsurgeon.as_model(original), graphsurgeon.as_model(rewritten)
     if not 0.0 <= max_mismatch <= 1.0:
         raise SurgeonError(f"max_mismatch must be a fraction between 0 and 1, got {max_mismatch}")
     for label, value in (("atol", atol), ("rtol", rtol)):
@@ -63,22 +69,27 @@ def validate(original, rewritten, feeds: Mapping[str, np.ndarray] | None = None,
             raise SurgeonError(f"{label} must be >= 0, got {value}")
     timings: dict[str, float] = {}
     start = time.perf_counter()
-    orig = get_runner(original, device, plugins)
-    rew = get_runner(rewritten, device, plugins)
+    orig = get_runner(original, plugins, device)
+    rew = get_runner(rewritten, plugins, device)
     _check_same_inputs(orig, rew)
     orig.plan(), rew.plan()  # a missing kernel or an unsupported body is an error, not a failed rewrite
     report = ValidationReport(atol=atol, rtol=rtol, max_mismatch=max_mismatch, device=device)
     if feeds is None:
         shapes = {**_fixed_by_rewrite(orig, rew), **dict(input_shapes or {})}
-        feeds, notes = random_inputs(orig.loaded, shapes, seed=seed, max_bytes=max_bytes)
+        drawers = input_drawers(rew.proto, plugins)
+        feeds, notes = random_inputs(orig.loaded, shapes, seed=seed, max_bytes=max_bytes, drawers=drawers)
         report.notes.extend(notes)
-        source = f"random, seed {seed}, uniform [0, 1)"
+        source = f"random, seed {seed}, uniform [-1, 1)"
     else:
         feeds = dict(feeds)
         check_feeds(orig.specs, feeds)
         source = "given"
     report.inputs = [{"name": k, "shape": list(v.shape), "dtype": v.dtype.name, "source": source}
                      for k, v in feeds.items()]
+    if source.startswith("random"):
+        for entry in report.inputs:
+            if entry["name"] in drawers:
+                entry["source"] = f"random, seed {seed}, {describe(drawers[entry['name']])}"
     timings["load"] = time.perf_counter() - start
 
     regions = find_regions(orig.proto, rew.proto, rew.planner)
@@ -168,7 +179,7 @@ def _run_regions(pairs, rew: Runner, reference: dict, taken: set[str], atol, rto
                  device: str, plugins) -> None:
     regions = [r for r, _ in pairs]
     model, renamed = check_model(regions, rew.loaded, reference, taken)
-    runner = get_runner(model, device, plugins)
+    runner = get_runner(model, plugins, device)
     leaves = {name: reference[name] for r in regions for name in r.leaves}
     values = runner.run(leaves)
     for region, check in pairs:

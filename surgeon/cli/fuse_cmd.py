@@ -4,26 +4,30 @@ import click
 
 from .. import api
 from . import cli, warn
-from .options import parse_shapes, pattern_options, shape_options
+from .feeds import feed_options, gather_feeds
+from .options import parse_shapes, plugin_options, plugin_set, report_option, shape_options, write_report
 
 
 @cli.command()
 @click.argument("input_path", metavar="IN", type=click.Path(dir_okay=True))
 @click.argument("output_path", metavar="OUT", type=click.Path(dir_okay=True))
-@pattern_options
+@plugin_options()
 @shape_options
 @click.option("--target", metavar="NAME", help="Ask patterns for another output form (e.g. affine-grid).")
 @click.option("--dry-run", is_flag=True, help="Report what would change; write nothing.")
-@click.option("--report", "report_path", type=click.Path(dir_okay=False), help="Write the report as JSON.")
+@report_option
 @click.option("--external-data/--no-external-data", default=None,
               help="Write weights to OUT.data (default: as the input; on past 2 GB).")
 @click.option("--validate", "validate", is_flag=True,
               help="Check the result against IN on the reference kernels; a failure writes nothing.")
+@feed_options
 @click.option("--force", is_flag=True, help="With --validate: write OUT even when validation fails.")
 @click.option("--atol", type=float, default=None, help="With --validate: absolute tolerance.")
 @click.option("--rtol", type=float, default=None, help="With --validate: relative tolerance.")
-def fuse(input_path, output_path, only, skip, plugins, input_shapes, target, dry_run, report_path, external_data,
-         validate, force, atol, rtol):
+@click.option("--max-mismatch", type=float, default=0.0, metavar="FRACTION",
+              help="With --validate: fraction of elements allowed outside tolerance.")
+def fuse(input_path, output_path, only, skip, plugins, prefer, input_shapes, target, dry_run, report_path,
+         external_data, validate, input_specs, inputs_npz, seed, max_memory, force, atol, rtol, max_mismatch):
     """Rewrite every matched chain of IN and write OUT.
 
     \b
@@ -31,24 +35,23 @@ def fuse(input_path, output_path, only, skip, plugins, input_shapes, target, dry
       surgeon fuse stn.onnx stn.fused.onnx --validate --report fuse.json
       surgeon fuse big.onnx big.fused.onnx --input-shape x:1,3,512,512 --external-data
     """
-    result = api.fuse(input_path, None if dry_run else output_path, only=only, skip=skip, plugins=plugins,
-                      target=target, input_shapes=parse_shapes(input_shapes), dry_run=dry_run,
-                      external_data=external_data, validate=validate, force=force, atol=atol, rtol=rtol,
-                      keep_model=False)
-    for w in result.warnings:
-        warn(w)
-    click.echo(result.report.summary())
-    if result.validation is not None:
-        click.echo(result.validation.summary())
-        if not result.validation.passed:
-            warn("validation failed; written anyway (--force)")
-    if report_path:
-        _write_text(report_path, result.report.to_json())
-    if not dry_run:
+    shapes = parse_shapes(input_shapes)
+    check = False
+    if validate and not dry_run:
+        feeds = None
+        if input_specs or inputs_npz:
+            feeds, _, _ = gather_feeds(input_path, input_specs, inputs_npz, shapes, seed, max_memory)
+        check = api.ValidateOptions(atol, rtol, max_mismatch, seed, feeds, force)
+    result = api.fuse_model(input_path, None if dry_run else output_path, plugins=plugin_set(plugins, only, skip, prefer),
+                            target=target, input_shapes=shapes, validate=check, external_data=external_data,
+                            keep_model=False, dry_run=dry_run)
+    to_stdout = report_path == "-"  # then stdout holds the JSON alone
+    if not to_stdout:
+        click.echo(result.report.summary())
+        if result.validation is not None:
+            click.echo(result.validation.summary())
+    if result.validation is not None and not result.validation.passed:
+        warn("validation failed; written anyway (--force)")
+    write_report(report_path, result.report.to_json())
+    if not dry_run and not to_stdout:
         click.echo(f"wrote {output_path}")
-
-
-def _write_text(path: str, text: str) -> None:
-    from ..modelio import write_text_atomic
-
-    write_text_atomic(path, text)

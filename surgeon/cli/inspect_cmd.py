@@ -3,24 +3,27 @@ from __future__ import annotations
 import click
 
 from .. import api
-from . import cli, warn
-from .options import parse_shapes, pattern_options, shape_options
+from . import cli
+from .options import parse_shapes, plugin_options, plugin_set, report_option, shape_options, write_report
 
 
 @cli.command()
 @click.argument("input_path", metavar="IN", type=click.Path(dir_okay=True))
-@pattern_options
+@plugin_options()
 @shape_options
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-def inspect(input_path, only, skip, plugins, input_shapes, as_json):
-    """Show what would match in IN, and why near misses were refused. Writes nothing.
+@click.option("--target", metavar="NAME", help="Ask patterns for another output form (e.g. affine-grid).")
+@report_option
+def inspect(input_path, only, skip, plugins, prefer, input_shapes, target, report_path):
+    """Show what `fuse` would change in IN (every pass), and why near misses were refused.
+    Writes nothing but the report.
 
     \b
     Example:
       surgeon inspect model.onnx
+      surgeon inspect model.onnx --target affine-grid --report -
     """
-    result = api.fuse(input_path, None, only=only, skip=skip, plugins=plugins,
-                      input_shapes=parse_shapes(input_shapes), dry_run=True)
-    for w in result.warnings:
-        warn(w)
-    click.echo(result.report.to_json() if as_json else result.report.summary())
+    report = api.inspect(input_path, plugins=plugin_set(plugins, only, skip, prefer), target=target,
+                         input_shapes=parse_shapes(input_shapes))
+    if report_path != "-":
+        click.echo(report.summary())
+    write_report(report_path, report.to_json())

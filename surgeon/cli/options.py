@@ -1,19 +1,52 @@
-"""Options shared by the commands that select patterns."""
+"""Options shared by several commands, and the plugin set they build from them."""
 
 from __future__ import annotations
 
 import click
 
-from ..shapes import parse_input_shape
 from ..errors import SurgeonError
+from ..plugins import PluginSet
+from ..shapes import parse_input_shape
 
 
-def pattern_options(f):
-    f = click.option("--plugin", "plugins", multiple=True, metavar="MODULE:NAME",
-                     help="Load a pattern that is not installed (repeatable).")(f)
-    f = click.option("--skip", multiple=True, metavar="NAME", help="Disable a pattern by name (repeatable).")(f)
-    f = click.option("--only", multiple=True, metavar="NAME", help="Enable only these patterns (repeatable).")(f)
-    return f
+def plugin_options(selection: bool = True):
+    """--plugin/--prefer (every command), and --only/--skip where patterns are selected."""
+    def decorate(f):
+        f = click.option("--prefer", multiple=True, metavar="PACKAGE",
+                         help="When two plugins provide the same pattern or op, use this package's (repeatable).")(f)
+        f = click.option("--plugin", "plugins", multiple=True, metavar="MODULE:NAME",
+                         help="Load a pattern (and its kernels) that is not installed (repeatable).")(f)
+        if selection:
+            f = click.option("--skip", multiple=True, metavar="NAME", help="Disable a pattern by name (repeatable).")(f)
+            f = click.option("--only", multiple=True, metavar="NAME", help="Enable only these patterns (repeatable).")(f)
+        return f
+    return decorate
+
+
+def plugin_set(plugins=(), only=(), skip=(), prefer=()) -> PluginSet:
+    """The one plugin set a command uses; installed plugins that failed to load are warned about."""
+    from . import warn
+
+    found = PluginSet.installed(plugins, only=only, skip=skip, prefer=prefer)
+    for line in found.warnings:
+        warn(line)
+    return found
+
+
+def report_option(f):
+    return click.option("--report", "report_path", metavar="FILE",
+                        help="Write the report as JSON to FILE ('-': standard output).")(f)
+
+
+def write_report(path: str | None, text: str) -> None:
+    if not path:
+        return
+    if path == "-":
+        click.echo(text)
+        return
+    from ..modelio import write_text_atomic
+
+    write_text_atomic(path, text)
 
 
 def shape_options(f):

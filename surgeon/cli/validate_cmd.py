@@ -3,22 +3,26 @@ from __future__ import annotations
 import click
 
 from . import cli
-from .run_cmd import feed_options, gather_feeds, plugin_warnings, runtime_options
+from .feeds import feed_options, gather_feeds
+from .options import parse_shapes, plugin_options, plugin_set, report_option, write_report
+from .run_cmd import device_option, random_shape_option
 
 
 @cli.command()
 @click.argument("original_path", metavar="ORIGINAL", type=click.Path(dir_okay=True))
 @click.argument("rewritten_path", metavar="REWRITTEN", type=click.Path(dir_okay=True))
 @feed_options
-@runtime_options
+@random_shape_option
+@device_option
+@plugin_options(selection=False)
 @click.option("--atol", type=float, default=None, help="Absolute tolerance (default: by dtype, float32 1e-3).")
 @click.option("--rtol", type=float, default=None, help="Relative tolerance (default: by dtype, float32 1e-3).")
 @click.option("--max-mismatch", type=float, default=0.0, show_default=True, metavar="FRACTION",
               help="Fraction of elements allowed outside tolerance (for mode=nearest at large sizes).")
-@click.option("--report", "report_path", type=click.Path(dir_okay=False), help="Write the report as JSON.")
+@report_option
 @click.pass_context
 def validate(ctx, original_path, rewritten_path, input_specs, inputs_npz, input_shapes, seed, max_memory,
-             device, plugins, atol, rtol, max_mismatch, report_path):
+             device, plugins, prefer, atol, rtol, max_mismatch, report_path):
     """Check that REWRITTEN computes what ORIGINAL computes: every rewrite on the original's own
     activations, and every output end to end. Exits 1 when anything fails.
 
@@ -27,21 +31,23 @@ def validate(ctx, original_path, rewritten_path, input_specs, inputs_npz, input_
       surgeon validate stn.onnx stn.fused.onnx
       surgeon validate stn.onnx stn.fused.onnx --inputs batch.npz --atol 1e-4 --report check.json
     """
-    from ..modelio import write_text_atomic
     from ..runtime import get_runner
     from ..validate import validate as run_validation
 
-    original = get_runner(original_path, device, plugins)
-    feeds, sources, max_bytes = gather_feeds(original.loaded, input_specs, inputs_npz, input_shapes, seed,
-                                             max_memory)
+    from ..runtime.draws import input_drawers
+
+    found = plugin_set(plugins, prefer=prefer)
+    original = get_runner(original_path, found, device)
+    drawers = input_drawers(get_runner(rewritten_path, found, device).proto, found)
+    feeds, sources, max_bytes = gather_feeds(original.loaded, input_specs, inputs_npz, parse_shapes(input_shapes),
+                                             seed, max_memory, drawers)
     report = run_validation(original_path, rewritten_path, feeds, atol=atol, rtol=rtol, device=device,
-                            max_bytes=max_bytes, max_mismatch=max_mismatch, plugins=plugins)
+                            max_bytes=max_bytes, max_mismatch=max_mismatch, plugins=found)
     for entry in report.inputs:
         entry["source"] = sources.get(entry["name"], entry["source"])
-    plugin_warnings()
-    click.echo(report.summary())
-    if report_path:
-        write_text_atomic(report_path, report.to_json())
+    if report_path != "-":
+        click.echo(report.summary())
+    write_report(report_path, report.to_json())
     if not report.passed:
         failures = report.failures()
         first = failures[0] if failures else "no output was compared"

@@ -1,14 +1,17 @@
 """Constant values: initializers, Constant nodes, Shape of statically shaped values, and small
-computations over those (the Shape -> Gather -> Concat chains exporters write for sizes)."""
+computations over those (the Shape -> Gather -> Concat chains exporters write for sizes).
+
+The folder is told how to read a tensor and how to look up a value's shape (callables), so
+this module knows nothing of files or shape inference."""
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 import onnx
-from onnx import helper, numpy_helper
+from onnx import TensorProto, helper, numpy_helper
 
-from ..modelio import LoadedModel, tensor_to_array
-from ..shapes import ShapeTable, is_static
 from .index import GraphIndex
 from .node import Node
 
@@ -41,12 +44,13 @@ def constant_attribute(node: Node) -> np.ndarray | None:
 class ConstantFolder:
     """Answers "is this value known before run time, and what is it?" with a cache."""
 
-    def __init__(self, loaded: LoadedModel, shapes: ShapeTable):
-        self.loaded = loaded
-        self.shapes = shapes
+    def __init__(self, read_tensor: Callable[[TensorProto], np.ndarray],
+                 shape_of: Callable[[str], "tuple | None"], opset: int):
+        """``read_tensor(tensor) -> array``; ``shape_of(value) -> (elem_type, dims) | None``."""
+        self.read_tensor = read_tensor
+        self.shape_of = shape_of
         self.cache: dict[str, np.ndarray | None] = {}
-        opsets = {o.domain: o.version for o in loaded.proto.opset_import}
-        self.opset = opsets.get("", opsets.get("ai.onnx", 17))
+        self.opset = opset
 
     def value(self, index: GraphIndex, name: str) -> np.ndarray | None:
         if not name:
@@ -61,7 +65,7 @@ class ConstantFolder:
     def _compute(self, index: GraphIndex, name: str) -> np.ndarray | None:
         tensor = index.find_initializer(name)
         if tensor is not None:
-            return tensor_to_array(tensor, self.loaded)
+            return self.read_tensor(tensor)
         scope = index  # the graph whose node computes the value (bodies read outer values)
         while scope is not None and name not in scope.producer:
             scope = scope.parent
@@ -71,15 +75,15 @@ class ConstantFolder:
         if node.is_op("Constant"):
             return constant_attribute(node)
         if node.is_op("Shape"):
-            info = self.shapes.get(node.inputs[0])
-            if info is None or not is_static(info[1]):
+            info = self.shape_of(node.inputs[0])
+            if info is None or not _static(info[1]):
                 return None
             dims = np.array(info[1], dtype=np.int64)
             start, end = node.attr("start", 0), node.attr("end", None)
             return dims[start:end]
         if node.is_op("Size"):
-            info = self.shapes.get(node.inputs[0])
-            if info is None or not is_static(info[1]):
+            info = self.shape_of(node.inputs[0])
+            if info is None or not _static(info[1]):
                 return None
             return np.array(int(np.prod(info[1])), dtype=np.int64)
         if node.domain not in ("", "ai.onnx") or node.op_type not in _FOLDABLE:
@@ -102,6 +106,10 @@ class ConstantFolder:
                 self.cache[out_name] = out
         out = outputs[node.outputs.index(name)]
         return out if out.size <= _MAX_ELEMENTS else None
+
+
+def _static(dims) -> bool:
+    return dims is not None and all(isinstance(d, int) for d in dims)
 
 
 def _run_node(node: Node, inputs: list, opset: int) -> list[np.ndarray]:

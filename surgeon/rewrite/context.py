@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 import numpy as np
-from onnx import helper, numpy_helper
+from onnx import AttributeProto, helper, numpy_helper
 
 from ..attrs import make_attributes
 from ..graph import GraphIndex, Node
@@ -94,7 +94,8 @@ class MatchContext:
 
 
 class RewriteContext(MatchContext):
-    """Adds the means to write the replacement."""
+    """Adds the means to write the replacement. Nothing reaches the graph until the rewrite
+    returns: a rewrite that raises leaves the model as it was."""
 
     def __init__(self, index: GraphIndex, session: "Session", pattern_name: str, position: float):
         super().__init__(index, session)
@@ -103,6 +104,7 @@ class RewriteContext(MatchContext):
         self.new_nodes: list[Node] = []
         self.new_initializers = []
         self.new_shapes: dict[str, tuple[int, tuple | None]] = {}
+        self.domains: set[str] = set()
 
     def fresh_name(self, hint: str) -> str:
         """A value or node name not used anywhere in the model."""
@@ -115,31 +117,42 @@ class RewriteContext(MatchContext):
         ``outputs`` is a list of names, or a count of fresh names to make. Returns the output
         names. The node gets a unique name and a ``metadata_props`` entry naming the pattern.
         """
+        return self.add_node_with(op_type, inputs, outputs, domain, name, make_attributes(**attrs))
+
+    def add_node_with(self, op_type: str, inputs: Sequence[str], outputs: Sequence[str] | int, domain: str,
+                      name: str | None, attributes: Sequence[AttributeProto]) -> list[str]:
+        """``add_node`` with ready-made attributes."""
         if isinstance(outputs, int):
             outputs = [self.fresh_name(f"{op_type}_out") for _ in range(outputs)]
         node_name = self._session.names.fresh(name or f"{self._pattern}/{op_type}")
         proto = helper.make_node(op_type, list(inputs), list(outputs), name=node_name, domain=domain or None)
-        proto.attribute.extend(make_attributes(**attrs))
+        proto.attribute.extend(attributes)
         entry = proto.metadata_props.add()
         entry.key, entry.value = "surgeon.pattern", self._pattern
         self.new_nodes.append(Node(proto, self._position))
-        if domain:
-            self._session.domains_used.add(domain)
+        if domain and domain != "ai.onnx":
+            self.domains.add(domain)
         return list(outputs)
 
     def add_constant(self, array: np.ndarray, hint: str = "const") -> str:
         """A new initializer holding ``array``; returns its name."""
         name = self.fresh_name(hint)
-        self.new_initializers.append(numpy_helper.from_array(np.asarray(array), name))
-        self._session.shapes.set(name, helper.np_dtype_to_tensor_dtype(np.asarray(array).dtype),
-                                 np.asarray(array).shape)
+        array = np.asarray(array)
+        self.new_initializers.append(numpy_helper.from_array(array, name))
+        self.new_shapes[name] = (helper.np_dtype_to_tensor_dtype(array.dtype), array.shape)
         return name
 
     def set_shape(self, value: str, elem_type: int, dims: Sequence | None) -> None:
         """Declare the type and dims of a value this rewrite creates (written as value_info)."""
-        dims = tuple(dims) if dims is not None else None
-        self.new_shapes[value] = (elem_type, dims)
-        self._session.shapes.set(value, elem_type, dims)
+        self.new_shapes[value] = (elem_type, tuple(dims) if dims is not None else None)
+
+    def shape(self, value: str) -> tuple | None:
+        info = self.new_shapes.get(value)
+        return info[1] if info else super().shape(value)
+
+    def dtype(self, value: str) -> int | None:
+        info = self.new_shapes.get(value)
+        return info[0] if info and info[0] else super().dtype(value)
 
 
 class Session:

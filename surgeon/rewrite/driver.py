@@ -3,6 +3,10 @@ one topological sort and one shape repair per graph. Recurses into If/Loop/Scan 
 
 from __future__ import annotations
 
+import os
+import sys
+import traceback
+
 import onnx
 from onnx import GraphProto, ModelProto
 
@@ -12,14 +16,19 @@ from ..graph.index import reads_of
 from ..graph.node import subgraphs_of
 from ..graph.fold import ConstantFolder
 from ..graph.order import toposort
-from ..modelio import LoadedModel, tensor_nbytes
+from ..modelio import LoadedModel, tensor_nbytes, tensor_to_array
 from ..shapes import ShapeTable, make_value_info
 from .context import MatchContext, RewriteContext, Session
-from .pattern import Match, Pattern, Refusal
+from .match import Match, Refusal
+from .pattern import Pattern
 from .report import NearMiss, Report, Rewrite
 from .repair import repair_shapes
 
 MAX_PASSES = 32
+
+
+class _Unwritable(Exception):
+    """A rewrite that would write a broken model: its message is the near-miss reason."""
 
 
 class NameAllocator:
@@ -107,24 +116,29 @@ def _engine_refusal(index: GraphIndex, match: Match) -> str | None:
 
 
 class Driver:
-    def __init__(self, loaded: LoadedModel, patterns: list[Pattern], options: dict | None = None,
-                 dry_run: bool = False):
+    """Rewrites one model with ``plugins`` (each with ``.pattern`` and ``.origin``, as a
+    PluginSet's ``enabled()`` gives them); ``domains`` are the versions the patterns write."""
+
+    def __init__(self, loaded: LoadedModel, plugins: list, domains: dict[str, int] | None = None,
+                 options: dict | None = None):
         self.loaded = loaded
-        self.patterns = patterns
-        self.dry_run = dry_run
+        self.plugins = list(plugins)
+        self.patterns: list[Pattern] = [p.pattern for p in self.plugins]
+        self._origin = {id(p.pattern): p.origin for p in self.plugins}
         proto = loaded.proto
         shapes = ShapeTable(proto)
-        self.session = Session(loaded, shapes, ConstantFolder(loaded, shapes), NameAllocator(proto),
-                               dict(options or {}))
-        self.report = Report(patterns=[p.name for p in patterns], dry_run=dry_run)
+        opsets = {o.domain: o.version for o in proto.opset_import}
+        folder = ConstantFolder(lambda t: tensor_to_array(t, loaded), shapes.get,
+                                opsets.get("", opsets.get("ai.onnx", 17)))
+        self.session = Session(loaded, shapes, folder, NameAllocator(proto), dict(options or {}))
+        self.report = Report(patterns=[p.name for p in self.patterns])
         self.new_shapes: dict[str, tuple] = {}
         self.rewritten_outputs: set[str] = set()
         self._refused: set[tuple] = set()
+        self._failed: set[tuple[int, int]] = set()  # (pattern, anchor) whose rewrite raised
         self._dead_initializers: set[str] = set()
         self._node_delta = 0
-        self._domain_versions: dict[str, int] = {}
-        for p in patterns:
-            self._domain_versions.update(p.domains)
+        self._domain_versions: dict[str, int] = dict(domains or {})
 
     def run(self) -> Report:
         proto = self.loaded.proto
@@ -159,11 +173,9 @@ class Driver:
                     f"{scope}: stopped after {MAX_PASSES} passes with matches left "
                     f"({', '.join(sorted({p.name for p, _ in found}))}): a pattern matches its own output")
                 break
-            if self.dry_run:
-                for pattern, match in found:
-                    self._record(pattern, match, scope, [])
-                break
-            in_order = self._apply(index, found, scope, orphans)
+            applied, in_order = self._apply(index, found, scope, orphans)
+            if not applied:
+                continue  # every rewrite of this pass failed: each is a near miss now
             nodes = index.compact()
             index.reorder(sorted(nodes, key=lambda n: n.position) if in_order else toposort(nodes))
             changed = True
@@ -189,7 +201,7 @@ class Driver:
             if id(node) in claimed:
                 continue
             for pattern in self.patterns:
-                if not pattern.accepts(node):
+                if not pattern.accepts(node) or (id(pattern), id(node)) in self._failed:
                     continue
                 try:
                     result = pattern.match(ctx, node)
@@ -200,7 +212,7 @@ class Driver:
                 except SurgeonError as exc:
                     result = Refusal(str(exc))
                 except Exception as exc:  # a plugin bug must not take the whole run down
-                    result = Refusal(f"pattern raised {type(exc).__name__}: {exc}")
+                    result = Refusal(self._raised(pattern, "match", exc))
                 if result is None:
                     continue
                 if isinstance(result, Refusal):
@@ -216,6 +228,15 @@ class Driver:
                 found.append((pattern, result))
                 break
         return found
+
+    def _raised(self, pattern: Pattern, where: str, exc: Exception) -> str:
+        """A near-miss reason for a plugin's exception; SURGEON_DEBUG=1 prints the traceback."""
+        if os.environ.get("SURGEON_DEBUG", "") not in ("", "0"):
+            traceback.print_exception(exc, file=sys.stderr)
+        text = str(exc).strip().splitlines()
+        origin = self._origin.get(id(pattern))
+        plugin = f" (plugin {origin.label})" if origin and not origin.source == "given" else ""
+        return f"{where}() raised {type(exc).__name__}: {text[0] if text else ''}{plugin}"
 
     def _anchors(self, index: GraphIndex) -> list[Node]:
         """Nodes some pattern may anchor on, in graph order: one pass over the op types instead
@@ -243,31 +264,42 @@ class Driver:
             warnings=list(match.warnings),
         ))
 
-    def _apply(self, index: GraphIndex, found, scope: str, orphans: set[str]) -> bool:
-        """Rewrite every match; True when sorting by position still gives a topological order."""
-        in_order = True
+    def _apply(self, index: GraphIndex, found, scope: str, orphans: set[str]) -> tuple[int, bool]:
+        """Rewrite every match; how many were applied, and whether sorting by position still
+        gives a topological order. A rewrite that fails is a near miss and changes nothing."""
+        in_order, applied = True, 0
         for pattern, match in found:
             position = max(n.position for n in match.nodes)
             ctx = RewriteContext(index, self.session, pattern.name, position)
-            pattern.rewrite(ctx, match)
+            try:
+                pattern.rewrite(ctx, match)
+                self._check_written(index, pattern, match, ctx)
+            except Exception as exc:
+                self._failed.add((id(pattern), id(match.anchor)))
+                reason = str(exc) if isinstance(exc, _Unwritable) else self._raised(pattern, "rewrite", exc)
+                self._refuse(pattern, match.anchor, scope, reason)
+                continue
+            applied += 1
             in_order = in_order and self._fits_at(index, match, ctx.new_nodes, position)
-            made = {o for n in ctx.new_nodes for o in n.outputs}
-            missing = [o for o in match.outputs if o not in made]
-            if missing:
-                raise SurgeonError(f"pattern {pattern.name!r} did not produce {missing} at {match.anchor.label}")
-            self._check_written(index, pattern, match, ctx, made)
             self.report.constant_bytes_removed += sum(_node_constant_bytes(n) for n in match.nodes)
             index.remove(match.nodes)
             self._node_delta += len(ctx.new_nodes) - len(match.nodes)
             for node in ctx.new_nodes:
                 index.add(node)
+            new_constants = set()
             for tensor in ctx.new_initializers:
                 index.add_initializer(tensor)
-            self.new_shapes.update(ctx.new_shapes)
+                new_constants.add(tensor.name)
+            for name, (elem, dims) in ctx.new_shapes.items():
+                self.session.shapes.set(name, elem, dims)
+                if name not in new_constants:
+                    self.new_shapes[name] = (elem, dims)
+            self.session.domains_used.update(ctx.domains)
+            made = {o for n in ctx.new_nodes for o in n.outputs}
             self.rewritten_outputs.update(made)
             orphans.update(v for n in match.nodes for v in reads_of(n))
             self._record(pattern, match, scope, ctx.new_nodes)
-        return in_order
+        return applied, in_order
 
     @staticmethod
     def _fits_at(index: GraphIndex, match: Match, new_nodes: list[Node], position: float) -> bool:
@@ -284,24 +316,33 @@ class Driver:
         return all(reader.position > position or id(reader) in members
                    for out in match.outputs for reader in index.consumers_of(out))
 
-    def _check_written(self, index: GraphIndex, pattern: Pattern, match: Match, ctx, made: set[str]) -> None:
-        """A pattern bug must not reach disk: each new node passes the ONNX checker and reads
-        only values that exist. (Cheaper than checking the whole model again.)"""
+    def _check_written(self, index: GraphIndex, pattern: Pattern, match: Match, ctx: RewriteContext) -> None:
+        """A pattern bug must not reach disk: the match's outputs are produced, each new node
+        passes the ONNX checker, reads only values that exist, and writes a domain at the
+        version the model imports. (Cheaper than checking the whole model again.)"""
+        made = {o for n in ctx.new_nodes for o in n.outputs}
+        missing = [o for o in match.outputs if o not in made]
+        if missing:
+            raise _Unwritable(f"rewrite did not produce {missing}")
+        for domain in ctx.domains:
+            have, writes = self.session.opsets.get(domain), self._domain_versions.get(domain, 1)
+            if have is not None and have != writes:
+                raise _Unwritable(f"the model imports domain {domain!r} at version {have}; pattern "
+                                  f"{pattern.name!r} writes version {writes}")
         checker = onnx.checker.C.CheckerContext()
         checker.ir_version = self.loaded.proto.ir_version
-        written = {n.domain: self._domain_versions.get(n.domain, 1) for n in ctx.new_nodes if n.domain}
+        written = {d: self._domain_versions.get(d, 1) for d in ctx.domains}
         checker.opset_imports = {**written, **self.session.opsets}
         known = made | {t.name for t in ctx.new_initializers}
         for node in ctx.new_nodes:
             for value in node.inputs:
                 if value and value not in known and not index.is_defined(value):
-                    raise SurgeonError(f"pattern {pattern.name!r} wrote {node.label} reading {value!r}, "
-                                       f"which does not exist (at {match.anchor.label})")
+                    raise _Unwritable(f"rewrite wrote {node.label} reading {value!r}, which does not exist")
             try:
                 onnx.checker.check_node(node.proto, checker)
             except onnx.checker.ValidationError as exc:
                 first = str(exc).strip().splitlines()[0]
-                raise SurgeonError(f"pattern {pattern.name!r} wrote an invalid node {node.label}: {first}") from None
+                raise _Unwritable(f"rewrite wrote an invalid node {node.label}: {first}") from None
 
     @staticmethod
     def _write_nodes(graph: GraphProto, nodes: list[Node]) -> None:

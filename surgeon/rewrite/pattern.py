@@ -2,49 +2,18 @@
 
 from __future__ import annotations
 
+import inspect
 import re
-from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar
+from typing import Callable, ClassVar, Sequence
 
+from ..customop import CustomOp, Kernel
 from ..graph import Node
+from .match import Match, Refusal
+from .replacement import write_replacement
+from .template import TemplateError, match_template, trace
 
-
-@dataclass
-class Refusal:
-    """A near miss: the pattern recognised the anchor but will not rewrite it, and says why."""
-
-    reason: str
-
-
-def refuse(reason: str) -> Refusal:
-    """Return this from ``match`` for a near miss: the report shows ``reason`` for the node."""
-    return Refusal(reason)
-
-
-@dataclass
-class Match:
-    """One occurrence of a pattern.
-
-    ``nodes`` is the region that goes away; ``outputs`` are the values leaving it, which the
-    rewrite must produce again under the same names (default: the anchor's outputs). Any other
-    value the region computes must have no reader outside it. ``values`` carries what the
-    pattern found (inputs, attributes) from ``match`` to ``rewrite``; ``warnings`` go to the
-    report.
-    """
-
-    anchor: Node
-    nodes: list[Node]
-    outputs: list[str] | None = None
-    values: dict[str, Any] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        if self.outputs is None:
-            self.outputs = [o for o in self.anchor.outputs if o]
-
-
-# A reference kernel: (inputs as numpy arrays or None, attributes as plain values) -> outputs.
-Kernel = Callable[..., Any]
+# Parameters a replacement may name besides the match's values.
+_CONTEXT_PARAMETERS = ("ctx", "match")
 
 
 def _kebab(name: str) -> str:
@@ -56,20 +25,27 @@ class Pattern:
 
     - ``name``: what ``--only`` / ``--skip`` and reports use (default: the class name in kebab case).
     - ``anchor_ops``: op types that can end a match, as ``"Op"`` or ``"domain::Op"``; the driver
-      only offers these nodes to ``match`` (``None``: every node).
-    - ``template``: optionally, a function over ``op.X(...)`` describing the chain (see
+      only offers these nodes to ``match`` (default: the template's last op; ``None``: every node;
+      ``()``: none, for a plugin that only brings ``kernels``/``ops``).
+    - ``template``: a static function over ``op.X(...)`` describing the chain (see
       ``surgeon.rewrite.template``); the default ``match`` uses it.
+    - ``replacement``: a static function over ``op.X(...)`` writing what replaces the chain; the
+      default ``rewrite`` uses it (see ``surgeon.rewrite.replacement``).
     - ``domains``: opset versions of the custom domains the pattern writes, added to the model.
     - ``kernels``: reference kernels for the ops it writes, ``{(domain, op_type): fn}``, with
       ``fn(inputs, attrs, device="cpu") -> list of arrays``; ``validate`` and ``run`` use them.
+    - ``ops``: ``CustomOp`` entries, for plugins that bring more than a kernel for an op (a
+      runtime library, a standard-ONNX form for ``unfuse``, a function body).
     """
 
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
     anchor_ops: ClassVar[tuple[str, ...] | None] = None
     template: ClassVar[Callable | None] = None
+    replacement: ClassVar[Callable | None] = None
     domains: ClassVar[dict[str, int]] = {}
     kernels: ClassVar[dict[tuple[str, str], Kernel]] = {}
+    ops: ClassVar[Sequence[CustomOp]] = ()
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -78,10 +54,6 @@ class Pattern:
 
     def match(self, ctx, node: Node) -> Match | Refusal | None:
         """Recognise the chain ending at ``node``: a Match, a Refusal (near miss) or None."""
-        if self.template is None:
-            raise NotImplementedError(f"pattern {self.name!r} defines neither match() nor template")
-        from .template import match_template
-
         return match_template(self, ctx, node)
 
     def check(self, ctx, match: Match) -> str | None:
@@ -89,8 +61,18 @@ class Pattern:
         return None
 
     def rewrite(self, ctx, match: Match) -> None:
-        """Add the replacement nodes with ``ctx.add_node``; they must produce ``match.outputs``."""
-        raise NotImplementedError(f"pattern {self.name!r} does not implement rewrite()")
+        """Write the replacement (``ctx.add_node``, or the ``replacement`` function); it must
+        produce ``match.outputs``."""
+        values = dict(match.values, ctx=ctx, match=match)
+        write_replacement(self.replacement, ctx, Match(match.anchor, match.nodes, match.outputs, values),
+                          list(inspect.signature(self.replacement).parameters)[1:])
+
+    def custom_ops(self) -> list[CustomOp]:
+        """``ops`` and ``kernels`` as one list of CustomOp."""
+        found = {op.key: op for op in self.ops}
+        for key, fn in self.kernels.items():
+            found.setdefault(tuple(key), CustomOp(*key, kernel=fn))
+        return list(found.values())
 
     def accepts(self, node: Node) -> bool:
         """Whether ``node`` may end a match. The driver only offers nodes of ``anchor_types()``:
@@ -110,12 +92,7 @@ class Pattern:
     def _anchor_set(self):
         specs = self.anchor_ops
         if specs is None and self.template is not None:
-            from .template import trace  # a template's last op is its anchor
-
-            try:
-                last = trace(self.template).anchor
-            except Exception:  # a malformed template: match() reports it as a refusal
-                return None
+            last = trace(self.template).anchor  # a template's last op is its anchor
             specs = (f"{last.domain}::{last.op_type}" if last.domain else last.op_type,)
         if specs is None:
             return None
@@ -124,3 +101,52 @@ class Pattern:
             domain, _, op = spec.rpartition("::")
             anchors.add(("" if domain == "ai.onnx" else domain, op))
         return anchors
+
+
+def check_definition(pattern: Pattern) -> None:
+    """Raise ``TemplateError`` with one line when a pattern is malformed: caught when its plugin
+    loads, not as a near miss on every node."""
+    cls = type(pattern)
+    if not isinstance(pattern.name, str) or not pattern.name:
+        raise TemplateError("has no name")
+    for hook in ("template", "replacement"):
+        raw = inspect.getattr_static(cls, hook, None)
+        if raw is None:
+            continue
+        if not isinstance(raw, staticmethod):
+            raise TemplateError(f"{hook} must be a @staticmethod whose first parameter is op")
+    anchors_nothing = pattern.anchor_ops is not None and len(pattern.anchor_ops) == 0  # brings ops only
+    if cls.match is Pattern.match and pattern.template is None and not anchors_nothing:
+        raise TemplateError("defines neither match() nor a template")
+    if cls.rewrite is Pattern.rewrite and pattern.replacement is None and not anchors_nothing:
+        raise TemplateError("defines neither rewrite() nor a replacement")
+    for hook, arity in (("match", 2), ("check", 2), ("rewrite", 2)):
+        try:
+            inspect.signature(getattr(pattern, hook)).bind(*([None] * arity))
+        except TypeError:
+            raise TemplateError(f"{hook}() must take (ctx, {'node' if hook == 'match' else 'match'})") from None
+    bound: set[str] = set()
+    if pattern.template is not None:
+        template = trace(pattern.template)
+        bound = set(template.variables) | {n.name for n in template.nodes if n.name}
+        bound |= {v.name for n in template.nodes for v in n.outputs if v.name}
+        pattern.anchor_types()
+    if pattern.replacement is not None and pattern.template is not None and cls.match is Pattern.match:
+        params = list(inspect.signature(pattern.replacement).parameters.values())[1:]
+        for p in params:
+            if p.name not in bound and p.name not in _CONTEXT_PARAMETERS and p.default is inspect.Parameter.empty:
+                raise TemplateError(f"replacement parameter {p.name!r} is not a template variable, _name or _outputs")
+    _check_tables(pattern)
+
+
+def _check_tables(pattern: Pattern) -> None:
+    if pattern.anchor_ops is not None and not all(isinstance(a, str) for a in pattern.anchor_ops):
+        raise TemplateError("anchor_ops must be a tuple of 'Op' or 'domain::Op' strings")
+    if not isinstance(pattern.domains, dict) or not all(
+            isinstance(d, str) and isinstance(v, int) and not isinstance(v, bool) for d, v in pattern.domains.items()):
+        raise TemplateError("domains must be a dict {domain: version int}")
+    if not isinstance(pattern.kernels, dict) or not all(
+            isinstance(k, tuple) and len(k) == 2 and callable(fn) for k, fn in pattern.kernels.items()):
+        raise TemplateError("kernels must be a dict {(domain, op_type): function}")
+    if not all(isinstance(op, CustomOp) for op in pattern.ops):
+        raise TemplateError("ops must be a list of surgeon.CustomOp")

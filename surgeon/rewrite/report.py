@@ -50,10 +50,11 @@ class Report:
         verb = "would rewrite" if self.dry_run else "rewrote"
         by_pattern = Counter(r.pattern for r in self.rewrites)
         lines = [
-            f"{verb} {len(self.rewrites)} match(es)"
-            + (f" ({', '.join(f'{p}: {n}' for p, n in sorted(by_pattern.items()))})" if by_pattern else ""),
+            f"{verb} {len(self.rewrites)} chain(s)"
+            + (f" ({', '.join(f'{p}: {n}' for p, n in sorted(by_pattern.items()))})" if by_pattern else "")
+            + f": {self.nodes_before} -> {self.nodes_after} nodes, constants removed: "
+            f"{_bytes(self.constant_bytes_removed)}",
             f"refused {len(self.refusals)} near miss(es)",
-            f"nodes {self.nodes_before} -> {self.nodes_after}, constants removed: {_bytes(self.constant_bytes_removed)}",
         ]
         for r in self.rewrites[:limit]:
             where = "" if r.graph == "main" else f" [{r.graph}]"

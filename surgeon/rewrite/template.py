@@ -41,7 +41,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from ..graph import Node
-from .pattern import Match
+from .match import Match
 
 COMMUTATIVE = frozenset({
     "Add", "Mul", "Max", "Min", "Sum", "Mean", "And", "Or", "Xor", "Equal",

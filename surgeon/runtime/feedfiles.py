@@ -11,6 +11,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from ..errors import SurgeonError
+from .draws import describe
 from .inputs import DEFAULT_MAX_BYTES, DEFAULT_SEED, check_memory, input_specs, random_inputs
 
 
@@ -87,9 +88,10 @@ def read_feed_files(inputs: Sequence[str] = (), npz: str | None = None,
 
 
 def complete_feeds(model, given: Mapping[str, np.ndarray], input_shapes: Mapping[str, Sequence[int]] | None = None,
-                   seed: int = DEFAULT_SEED, max_bytes: int = DEFAULT_MAX_BYTES
+                   seed: int = DEFAULT_SEED, max_bytes: int = DEFAULT_MAX_BYTES, drawers=None
                    ) -> tuple[dict[str, np.ndarray], dict[str, str], list[str]]:
-    """The given arrays plus seeded random values for every other input.
+    """The given arrays plus seeded random values for every other input (``drawers``: see
+    ``random_inputs``).
 
     Returns (feeds, where each input came from, notes for the user).
     """
@@ -111,12 +113,13 @@ def complete_feeds(model, given: Mapping[str, np.ndarray], input_shapes: Mapping
     if missing:
         given_bytes = sum(int(np.asarray(v).nbytes) for v in given.values())
         randoms, notes = random_inputs(loaded, input_shapes, seed=seed, max_bytes=max_bytes, names=missing,
-                                       given_bytes=given_bytes)
+                                       given_bytes=given_bytes, drawers=drawers)
         feeds.update(randoms)
-        source = f"random, seed {seed}, uniform [0, 1)"
+        source = f"random, seed {seed}, uniform [-1, 1)"
         sources.update({n: source for n in missing})
+        sources.update({n: f"random, seed {seed}, {describe(d)}" for n, d in (drawers or {}).items() if n in missing})
         shown = ", ".join(f"{n} {feeds[n].dtype.name}{list(feeds[n].shape)}" for n in missing)
-        notes.insert(0, f"random inputs (seed {seed}, floats uniform in [0, 1)): {shown}")
+        notes.insert(0, f"random inputs (seed {seed}, floats uniform in [-1, 1)): {shown}")
     feeds = {n: feeds[n] for n in known}  # the model's order
     return feeds, sources, notes
 

@@ -1,8 +1,9 @@
 """Model inputs: what the model declares, random inputs when none are given, and checks on feeds.
 
 Random inputs are reproducible: numpy's default_rng(seed) with seed 0 unless told otherwise.
-Floats are uniform in [0, 1) (image-like, and a theta drawn this way moves samples out of bounds
-often enough to exercise padding); integers uniform in [0, 4); bools fair coins. A dynamic dim
+Floats are uniform in [-1, 1) (signed: a rewrite that loses a sign or an absolute value shows);
+integers uniform in [0, 4); bools fair coins. Inputs a plugin asks to draw its own way (see
+``draws.py``: transform matrices) are drawn by its function. A dynamic dim
 without an ``--input-shape`` override is 1 (a named dim shared by several inputs takes the value
 an override gave it on any of them).
 """
@@ -11,12 +12,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 from onnx import ModelProto, TensorProto, helper
 
 from ..errors import SurgeonError
+from .draws import describe
 
 DEFAULT_MAX_BYTES = 4 * 2**30
 DEFAULT_SEED = 0
@@ -124,7 +126,7 @@ def _random_array(rng: np.random.Generator, spec: InputSpec, shape: tuple[int, .
     if dtype is None or dtype.kind in "OUSV":
         raise SurgeonError(f"cannot make random values for input {spec.name!r} of type {spec.type_name}; give it")
     if dtype.kind == "f":
-        return rng.random(shape, dtype=np.float64).astype(dtype)
+        return rng.uniform(-1.0, 1.0, size=shape).astype(dtype)
     if dtype.kind in "iu":
         return rng.integers(0, 4, size=shape).astype(dtype)
     if dtype.kind == "b":
@@ -136,8 +138,10 @@ def _random_array(rng: np.random.Generator, spec: InputSpec, shape: tuple[int, .
 
 def random_inputs(model, input_shapes: Mapping[str, Sequence[int]] | None = None, seed: int = DEFAULT_SEED,
                   max_bytes: int = DEFAULT_MAX_BYTES, names: Sequence[str] | None = None,
-                  given_bytes: int = 0) -> tuple[dict[str, np.ndarray], list[str]]:
+                  given_bytes: int = 0, drawers: Mapping[str, Callable] | None = None
+                  ) -> tuple[dict[str, np.ndarray], list[str]]:
     """Seeded random values for the model's inputs (or only ``names``), and notes on defaults.
+    ``drawers`` maps input names to ``draw(shape, dtype, rng)`` for inputs drawn their own way.
 
     The memory they need (plus ``given_bytes`` already held) is checked before anything is
     allocated.
@@ -154,7 +158,14 @@ def random_inputs(model, input_shapes: Mapping[str, Sequence[int]] | None = None
         total += math.prod(shape) * itemsize
     check_memory(total, max_bytes)
     rng = np.random.default_rng(seed)
-    feeds = {name: _random_array(rng, by_name[name], shape) for name, shape in shapes.items()}
+    feeds = {}
+    for name, shape in shapes.items():
+        draw = (drawers or {}).get(name)
+        if draw is not None and by_name[name].dtype is not None and by_name[name].dtype.kind == "f":
+            feeds[name] = np.asarray(draw(shape, by_name[name].dtype, rng)).astype(by_name[name].dtype)
+            notes.append(f"input {name!r}: {describe(draw)}")
+        else:
+            feeds[name] = _random_array(rng, by_name[name], shape)
     return feeds, notes
 
 

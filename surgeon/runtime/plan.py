@@ -19,7 +19,6 @@ from ..attrs import read_attribute
 from ..errors import SurgeonError
 from ..graph.index import free_values
 from ..modelio import tensor_to_array
-from .registry import find_kernel
 from .steps import IfStep, KernelStep, ModelContext, OrtStep
 
 # Domains onnxruntime implements itself; any other domain is custom unless a model-local
@@ -105,10 +104,11 @@ class GraphPlan:
 class Planner:
     """Compiles graphs of one model into plans."""
 
-    def __init__(self, ctx: ModelContext, function_keys: Iterable[tuple[str, str]], plugins: Iterable[str] = ()):
+    def __init__(self, ctx: ModelContext, function_keys: Iterable[tuple[str, str]], plugins):
+        """``plugins`` answers ``op(domain, op_type)`` with a CustomOp (a PluginSet)."""
         self.ctx = ctx
         self.function_keys = set(function_keys)
-        self.plugins = list(plugins)
+        self.plugins = plugins
 
     def is_custom(self, node: NodeProto) -> bool:
         return node.domain not in ORT_DOMAINS and (node.domain, node.op_type) not in self.function_keys
@@ -125,7 +125,8 @@ class Planner:
         return None
 
     def _kernel_step(self, node: NodeProto) -> KernelStep:
-        kernel = find_kernel(node.domain, node.op_type, self.plugins)
+        op = self.plugins.op(node.domain, node.op_type)
+        kernel = op.kernel if op is not None else None
         if kernel is None:
             raise SurgeonError(f"no reference kernel for {node.domain}::{node.op_type} (node {node_label(node)!r}): "
                                "install or --plugin the pattern that writes it")

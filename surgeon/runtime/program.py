@@ -1,8 +1,8 @@
 """A model made runnable: plans per set of requested values, sessions kept, runners cached.
 
-Runners are cached by what the model is (path + mtime, or a hash of its bytes), the device, the
-``--plugin`` specs and the kernel registry's generation, so ``validate`` twice, or ``run`` then
-``validate``, builds each onnxruntime session once.
+Runners are cached by what the model is (path + mtime, or a hash of its bytes), the device and
+the custom ops the plugin set brings, so ``validate`` twice, or ``run`` then ``validate``, builds
+each onnxruntime session once.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import hashlib
 import os
 import threading
 from collections import OrderedDict
-from typing import Iterable, Sequence
+from typing import Sequence
 
 import numpy as np
 from onnx import ModelProto
@@ -21,7 +21,6 @@ from ..modelio import LoadedModel, load_model, load_model_proto
 from .device import providers_for
 from .inputs import check_feeds, input_specs
 from .plan import GraphPlan, Planner
-from .registry import generation
 from .steps import ModelContext
 
 CACHE_SIZE = 4
@@ -30,7 +29,7 @@ CACHE_SIZE = 4
 class Runner:
     """Runs one model: standard parts in onnxruntime, custom nodes on reference kernels."""
 
-    def __init__(self, loaded: LoadedModel, device: str = "cpu", plugins: Iterable[str] = ()):
+    def __init__(self, loaded: LoadedModel, plugins, device: str = "cpu"):
         self.loaded = loaded
         self.proto = loaded.proto
         self.device = device
@@ -123,18 +122,18 @@ def _own_copy(model, payload: bytes | None) -> LoadedModel:
     return load_model_proto(proto)
 
 
-def get_runner(model, device: str = "cpu", plugins: Iterable[str] = ()) -> Runner:
-    """The cached runner for ``model`` (a path, ModelProto or LoadedModel), built on first use."""
-    plugins = tuple(plugins)
+def get_runner(model, plugins, device: str = "cpu") -> Runner:
+    """The cached runner for ``model`` (a path, ModelProto or LoadedModel) with the custom ops of
+    ``plugins`` (a PluginSet), built on first use."""
     providers_for(device)  # a missing device is reported before any work
     base, _, payload = _fingerprint(model)
-    key = base + (device, plugins, generation())
+    key = base + (device, plugins.fingerprint())
     with _cache_lock:
         runner = _cache.get(key)
         if runner is not None:
             _cache.move_to_end(key)
             return runner
-    runner = Runner(_own_copy(model, payload), device, plugins)
+    runner = Runner(_own_copy(model, payload), plugins, device)
     with _cache_lock:
         _cache[key] = runner
         while len(_cache) > CACHE_SIZE:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -10,18 +10,17 @@ from .inputs import DEFAULT_MAX_BYTES, DEFAULT_SEED, random_inputs
 from .program import get_runner
 
 
-def run(model, feeds: Mapping[str, np.ndarray] | None = None, device: str = "cpu",
+def run(model, plugins, feeds: Mapping[str, np.ndarray] | None = None, device: str = "cpu",
         outputs: Sequence[str] | None = None, *, input_shapes: Mapping[str, Sequence[int]] | None = None,
-        seed: int = DEFAULT_SEED, max_bytes: int = DEFAULT_MAX_BYTES,
-        plugins: Iterable[str] = ()) -> dict[str, np.ndarray]:
+        seed: int = DEFAULT_SEED, max_bytes: int = DEFAULT_MAX_BYTES) -> dict[str, np.ndarray]:
     """Run ``model`` (a path, ModelProto or LoadedModel) and return ``{name: array}``.
 
     Standard parts run in onnxruntime (one session per stage, kept for later calls), custom
-    nodes on their registered reference kernels. ``feeds=None`` draws seeded random inputs
+    nodes on the reference kernels of ``plugins`` (a PluginSet). ``feeds=None`` draws seeded random inputs
     (``input_shapes`` fixes dynamic dims; the rest are 1). ``outputs`` may name intermediate
     values of the top-level graph as well as graph outputs.
     """
-    runner = get_runner(model, device, plugins)
+    runner = get_runner(model, plugins, device)
     if feeds is None:
         feeds, _ = random_inputs(runner.loaded, input_shapes, seed=seed, max_bytes=max_bytes)
     return runner.run(dict(feeds), outputs)

@@ -49,7 +49,7 @@ def test_fuse_writes_output_and_leaves_input_alone(model_path, tmp_path):
     before = model_path.read_bytes()
     code, out = run("fuse", model_path, tmp_path / "out.onnx", *PLUGIN)
     assert code == 0, out
-    assert "rewrote 1 match(es)" in out
+    assert "rewrote 1 chain(s)" in out
     assert model_path.read_bytes() == before
     assert files(tmp_path) == ["in.onnx", "out.onnx"]
     fused = onnx.load(tmp_path / "out.onnx")

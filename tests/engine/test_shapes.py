@@ -7,14 +7,16 @@ from onnx import TensorProto, helper
 import surgeon
 from surgeon import Match, Pattern
 
-from .toys import model, value
+from .toys import MatchOnly, model, value
 
 
 def _dims(vi):
     return [d.dim_param or d.dim_value for d in vi.type.tensor_type.shape.dim]
 
 
-class FoldedSize(Pattern):
+
+
+class FoldedSize(MatchOnly):
     """Reads the (folded) value of a Reshape's shape input."""
 
     anchor_ops = ("Reshape",)
@@ -36,10 +38,10 @@ def test_input_shape_override_folds_shape_computations():
         helper.make_tensor("one", TensorProto.INT64, [1], [1]),
     ])
     FoldedSize.seen = []
-    surgeon.fuse(m, patterns=[FoldedSize()])
+    surgeon.fuse(m, plugins=[FoldedSize()])
     assert FoldedSize.seen == [None]  # dynamic: not known before run time
     FoldedSize.seen = []
-    result = surgeon.fuse(m, patterns=[FoldedSize()], input_shapes={"x": [1, 5, 7]})
+    result = surgeon.fuse(m, plugins=[FoldedSize()], input_shapes={"x": [1, 5, 7]})
     np.testing.assert_array_equal(FoldedSize.seen[0], [1, 5, 7])
     assert _dims(result.model.graph.input[0]) == [1, 5, 7]
 
@@ -51,7 +53,7 @@ def test_input_shape_override_folds_shape_computations():
 def test_bad_input_shape_is_a_clear_error(shapes, message):
     m = model([helper.make_node("Relu", ["x"], ["y"])], [value("x", ("N", 3, 4))], [value("y", ("N", 3, 4))])
     with pytest.raises(surgeon.SurgeonError, match=message):
-        surgeon.fuse(m, patterns=[], input_shapes=shapes)
+        surgeon.fuse(m, plugins=[], input_shapes=shapes)
 
 
 class Declares(Pattern):
@@ -78,7 +80,7 @@ def test_shapes_downstream_of_a_rewrite_are_repaired():
         value_info=[value("o", ("Opaque_dim_0", "Opaque_dim_1", "Opaque_dim_2")),
                     value("r", ("Relu_dim_0", "Relu_dim_1", "Relu_dim_2"))])
     m.opset_import.append(helper.make_opsetid("custom.test", 1))
-    result = surgeon.fuse(m, patterns=[Declares()])
+    result = surgeon.fuse(m, plugins=[Declares()])
     vi = {v.name: _dims(v) for v in result.model.graph.value_info}
     assert vi["o"] == ["N", 3, 8]
     assert vi["r"] == ["N", 3, 8]
@@ -88,5 +90,5 @@ def test_shapes_downstream_of_a_rewrite_are_repaired():
 def test_scalar_initializers_load_and_fold():
     m = model([helper.make_node("Mul", ["x", "two"], ["y"])], [value("x", ("N", 3))], [value("y", ("N", 3))],
               initializers=[helper.make_tensor("two", TensorProto.FLOAT, [], [2.0])])
-    result = surgeon.fuse(m, patterns=[FoldedSize()])
+    result = surgeon.fuse(m, plugins=[FoldedSize()])
     assert result.report.rewrites == []

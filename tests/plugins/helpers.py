@@ -70,28 +70,3 @@ def attributes(node: onnx.NodeProto) -> dict:
         value = helper.get_attribute_value(a)
         out[a.name] = value.decode() if isinstance(value, bytes) else value
     return out
-
-
-_EVAL_PROBLEM: list = []
-
-
-def engine_can_evaluate() -> str | None:
-    """None when ``ctx.evaluate`` runs a one-node region; else the engine's error."""
-    if _EVAL_PROBLEM:
-        return _EVAL_PROBLEM[0]
-
-    class Probe(surgeon.Pattern):
-        anchor_ops = ("Relu",)
-        problem: list = []
-
-        def match(self, ctx, node):
-            try:
-                ctx.evaluate(node.outputs, {node.inputs[0]: np.ones(2, np.float32)})
-            except surgeon.SurgeonError as exc:
-                Probe.problem.append(str(exc))
-            return None
-
-    model = make_model([helper.make_node("Relu", ["a"], ["b"])], [("a", [2])], [("b", [2])])
-    surgeon.fuse(model, patterns=[Probe()])
-    _EVAL_PROBLEM.append(Probe.problem[0] if Probe.problem else None)
-    return _EVAL_PROBLEM[0]

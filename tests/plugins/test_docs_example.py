@@ -35,7 +35,7 @@ def _model(beta, order=("x", "s")):
 
 @pytest.mark.parametrize("order", [("x", "s"), ("s", "x")])
 def test_the_guides_plugin_fuses_and_its_kernel_agrees(swish_module, order):
-    result = surgeon.fuse(_model(1.702, order), plugins=["surgeon_swish:Swish"], only=["swish"])
+    result = surgeon.fuse(_model(1.702, order), plugins=surgeon.PluginSet.installed(["surgeon_swish:Swish"], only=["swish"]))
     [node] = result.model.graph.node
     assert (node.domain, node.op_type, list(node.input), list(node.output)) == ("example.ops", "Swish", ["x"], ["y"])
     attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
@@ -47,6 +47,6 @@ def test_the_guides_plugin_fuses_and_its_kernel_agrees(swish_module, order):
 
 
 def test_the_guides_check_refuses_a_vector_beta(swish_module):
-    result = surgeon.fuse(_model(np.full((8,), 2.0)), plugins=["surgeon_swish:Swish"], only=["swish"])
+    result = surgeon.fuse(_model(np.full((8,), 2.0)), plugins=surgeon.PluginSet.installed(["surgeon_swish:Swish"], only=["swish"]))
     assert result.report.rewrites == []
     assert "beta has shape [8]" in result.report.refusals[0].reason

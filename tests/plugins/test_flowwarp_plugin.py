@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 import surgeon
+from surgeon import PluginSet
 from surgeon.cli import cli
 
 from .helpers import (PLUGIN_MODELS, SAMPLE_MODELS, attributes, custom_nodes, feeds_for, plugin_manifest,
@@ -35,13 +36,16 @@ def kernels(plugin_site):
 
 def _sample(name):
     path = SAMPLE_MODELS / name
-    if not path.exists():
-        pytest.skip(f"{path} not exported yet (samples/export_samples.py)")
+    assert path.exists(), f"{path} is missing (samples/export_samples.py writes it)"
     return path
 
 
+def _flow_warp():
+    return PluginSet.installed(only=["flow-warp"])
+
+
 def _fuse(path, **kw):
-    return surgeon.fuse(str(path), only=["flow-warp"], **kw)
+    return surgeon.fuse(str(path), plugins=_flow_warp(), **kw)
 
 
 def _assert_numbers(path, fused, shape_sets, kernels, atol=1e-5):
@@ -100,7 +104,7 @@ def test_fuses_both_torch_exports(name, kernels):
 @pytest.mark.parametrize("name", TORCH_EXPORTS)
 def test_fused_model_is_a_fixpoint(name, plugin_site):
     once = _fuse(_sample(name)).model
-    again = surgeon.fuse(once, only=["flow-warp"])
+    again = surgeon.fuse(once, plugins=_flow_warp())
     assert again.report.rewrites == [] and again.report.refusals == []
 
 
@@ -108,7 +112,7 @@ def test_fused_model_is_a_fixpoint(name, plugin_site):
 
 
 @pytest.mark.parametrize("name", FUSED)
-def test_fuses_other_spellings(name, kernels, region_evaluation):
+def test_fuses_other_spellings(name, kernels):
     entry = MANIFEST[name]
     path = PLUGIN_MODELS / name
     result = _fuse(path)
@@ -124,7 +128,7 @@ def test_fuses_other_spellings(name, kernels, region_evaluation):
 
 
 @pytest.mark.parametrize("name", REFUSED)
-def test_near_misses_are_refused_with_a_reason(name, plugin_site, region_evaluation):
+def test_near_misses_are_refused_with_a_reason(name, plugin_site):
     result = _fuse(PLUGIN_MODELS / name)
     assert result.report.rewrites == []
     [refusal] = result.report.refusals
@@ -141,17 +145,8 @@ def test_leaves_other_grid_samplers_alone(name, plugin_site):
 # -- validate --------------------------------------------------------------------------------------
 
 
-def _validate_module():
-    try:
-        from surgeon.validate import validate
-    except ImportError:
-        pytest.skip("surgeon.validate does not exist yet")
-    return validate
-
-
 def test_surgeon_fuse_and_validate_in_a_fresh_process(plugin_env, tmp_path):
     """What a user types: the installed plugin is found by both commands, kernel included."""
-    _validate_module()
     path = _sample("flow_warp_dynamo_opset18.onnx")
     out = tmp_path / "fused.onnx"
     fused = subprocess.run([sys.executable, "-m", "surgeon", "fuse", str(path), str(out)],
@@ -163,15 +158,12 @@ def test_surgeon_fuse_and_validate_in_a_fresh_process(plugin_env, tmp_path):
 
 
 @pytest.mark.parametrize("name", TORCH_EXPORTS + FUSED)
-def test_validate_library_uses_the_plugin_kernel(name, plugin_site, region_evaluation):
-    validate = _validate_module()
+def test_validate_library_uses_the_plugin_kernel(name, plugin_site):
     path = PLUGIN_MODELS / name if name in MANIFEST else _sample(name)
     shapes = MANIFEST[name]["inputs"] if name in MANIFEST else SHAPES
-    fused = _fuse(path).model
-    # --plugin style: the kernel registry loads installed plugins once per process, and an
-    # earlier test may have made it look before this package put the plugin on sys.path
-    report = validate(str(path), fused, feeds=feeds_for(shapes), atol=1e-5, rtol=0,
-                      plugins=["surgeon_flowwarp:PATTERNS"])
+    plugins = _flow_warp()
+    fused = surgeon.fuse(str(path), plugins=plugins).model
+    report = surgeon.validate(str(path), fused, feeds=feeds_for(shapes), atol=1e-5, rtol=0, plugins=plugins)
     assert report.passed, report.summary()
     assert len(report.rewrites) == (MANIFEST[name]["rewrites"] if name in MANIFEST else 1)
 
@@ -183,7 +175,7 @@ def test_validate_library_uses_the_plugin_kernel(name, plugin_site, region_evalu
 @pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
 @pytest.mark.parametrize("align_corners", [0, 1])
 def test_kernel_matches_torch(mode, padding_mode, align_corners, plugin_site):
-    torch = pytest.importorskip("torch")
+    import torch
     from surgeon_flowwarp.kernel import base_grid, flow_scale, flow_warp
 
     rng = np.random.default_rng(3)
@@ -227,11 +219,11 @@ def test_the_plain_spelling_built_by_hand_matches(plugin_site):
 
     model = _lookalike([helper.make_node("Transpose", ["flow"], ["t"], perm=[0, 2, 3, 1]),
                         helper.make_node("Add", ["t", "base"], ["grid"])])
-    assert len(surgeon.fuse(model, only=["flow-warp"]).report.rewrites) == 1
+    assert len(surgeon.fuse(model, plugins=_flow_warp()).report.rewrites) == 1
 
 
 @pytest.mark.parametrize("case", ["clamped", "swapped channels", "not the identity base"])
-def test_look_alikes_are_left_alone(case, plugin_site, region_evaluation):
+def test_look_alikes_are_left_alone(case, plugin_site):
     from onnx import helper
 
     t = helper.make_node("Transpose", ["flow"], ["t"], perm=[0, 2, 3, 1])
@@ -241,17 +233,17 @@ def test_look_alikes_are_left_alone(case, plugin_site, region_evaluation):
         nodes = [t, helper.make_node("Add", ["base", "t"], ["g"]), helper.make_node("Gather", ["g", "swap"], ["grid"], axis=3)]
     else:  # base shifted by half a cell
         nodes = [t, helper.make_node("Add", ["t", "lo"], ["t2"]), helper.make_node("Add", ["base", "t2"], ["grid"])]
-    result = surgeon.fuse(_lookalike(nodes), only=["flow-warp"])
+    result = surgeon.fuse(_lookalike(nodes), plugins=_flow_warp())
     assert result.report.rewrites == [], case
 
 
-def test_a_flow_computed_before_the_permute_is_the_cut(plugin_site, region_evaluation):
+def test_a_flow_computed_before_the_permute_is_the_cut(plugin_site):
     from onnx import helper
 
     # flow[:, [1, 0]] then the usual warp: the swapped tensor is the flow FlowWarp reads
     nodes = [helper.make_node("Gather", ["flow", "swap"], ["f"], axis=1),
              helper.make_node("Transpose", ["f"], ["t"], perm=[0, 2, 3, 1]), helper.make_node("Add", ["base", "t"], ["grid"])]
-    result = surgeon.fuse(_lookalike(nodes), only=["flow-warp"])
+    result = surgeon.fuse(_lookalike(nodes), plugins=_flow_warp())
     assert len(result.report.rewrites) == 1
     warp = [n for n in result.model.graph.node if n.op_type == "FlowWarp"][0]
     assert list(warp.input) == ["x", "f"]

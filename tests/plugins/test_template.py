@@ -30,7 +30,7 @@ class Recorder(Pattern):
 
 
 def fuse(model, pattern, **kw):
-    result = surgeon.fuse(model, patterns=[pattern], **kw)
+    result = surgeon.fuse(model, plugins=[pattern], **kw)
     return result, pattern.seen
 
 
@@ -374,19 +374,21 @@ def test_malformed_templates_raise_template_error():
     model = make_model([helper.make_node("Relu", ["x"], ["out"])], [("x", [2])], [("out", [2])])
     with pytest.raises(TemplateError):
         match_template(ReturnsInput(), None, None)
-    # inside a fuse run, a broken pattern is a refusal naming the problem, never a crash
-    result = surgeon.fuse(model, patterns=[ReturnsInput()])
-    assert "TemplateError" in result.report.refusals[0].reason
+    # a broken pattern fails when it is loaded, in one line naming it: not a near miss per node
+    with pytest.raises(surgeon.SurgeonError) as info:
+        surgeon.fuse(model, plugins=[ReturnsInput()])
+    assert str(info.value) == ("pattern 'returns-input' (ReturnsInput) a template must return the output(s) "
+                               "of op calls")
 
 
 def test_tracer_explains_why_an_anchor_did_not_match():
     log: list[str] = []
-    surgeon.fuse(_transpose_model([0, 3, 1, 2]), patterns=[TransposeRelu()], options={"trace": log})
+    surgeon.fuse(_transpose_model([0, 3, 1, 2]), plugins=[TransposeRelu()], options={"trace": log})
     assert len(log) == 1
     assert "transpose-relu" in log[0] and "perm" in log[0] and "[0, 3, 1, 2]" in log[0]
 
 
 def test_tracer_via_environment(monkeypatch, capsys):
     monkeypatch.setenv("SURGEON_TRACE", "1")
-    surgeon.fuse(_transpose_model([0, 3, 1, 2]), patterns=[TransposeRelu()])
+    surgeon.fuse(_transpose_model([0, 3, 1, 2]), plugins=[TransposeRelu()])
     assert "[trace] transpose-relu" in capsys.readouterr().err

@@ -1,6 +1,4 @@
-import pytest
-
-from surgeon.runtime import register_kernel, unregister_kernel
+from surgeon import CustomOp, PluginSet
 
 from .toys import TEST_DOMAIN, scale_kernel, torch_affine_grid, torch_fused_grid_sample
 
@@ -10,12 +8,5 @@ KERNELS = {
     (TEST_DOMAIN, "Scale"): scale_kernel,
 }
 
-
-@pytest.fixture(autouse=True)
-def test_kernels():
-    """The tests' own kernels win over whatever plugins are installed, and are gone afterwards."""
-    for (domain, op), fn in KERNELS.items():
-        register_kernel(domain, op, fn)
-    yield
-    for domain, op in KERNELS:
-        unregister_kernel(domain, op)
+# The tests' own kernels (torch's pair as the reference), given to every call explicitly.
+PLUGINS = PluginSet.of([], ops=[CustomOp(d, o, kernel=fn) for (d, o), fn in KERNELS.items()])

@@ -2,7 +2,7 @@
 
 from surgeon import Pattern
 
-from .toys import TEST_DOMAIN, torch_affine_grid, torch_fused_grid_sample
+from .toys import TEST_DOMAIN, scale_kernel, torch_affine_grid, torch_fused_grid_sample
 
 
 def triple(inputs, attrs, device="cpu"):
@@ -15,5 +15,6 @@ class TorchKernels(Pattern):
     kernels = {
         ("custom.ops", "FusedGridSample"): torch_fused_grid_sample,
         ("custom.ops", "AffineGrid"): torch_affine_grid,
-        (TEST_DOMAIN, "PluginOnly"): triple,  # no test registers this one: only the plugin brings it
+        (TEST_DOMAIN, "Scale"): scale_kernel,
+        (TEST_DOMAIN, "PluginOnly"): triple,
     }

@@ -6,10 +6,12 @@ import pytest
 from onnx import helper, numpy_helper
 
 import surgeon
+from surgeon import CustomOp
 from surgeon.errors import SurgeonError
 from surgeon.modelio import load_model
 from surgeon.runtime import random_inputs
 
+from .conftest import PLUGINS
 from .toys import scale_model, scale_node, stn_pair, vi, warp_pair
 
 
@@ -25,8 +27,8 @@ def feeds(n=1, c=3, h=32, w=32, seed=0):
 def test_custom_model_matches_the_original_in_onnxruntime(ac, mode, pad):
     orig, rew = warp_pair(n=2, h=24, w=20, out=(16, 12), align_corners=ac, mode=mode, padding_mode=pad)
     f = feeds(n=2, h=24, w=20)
-    want = surgeon.run(orig, f)["y"]
-    got = surgeon.run(rew, f)["y"]
+    want = surgeon.run(orig, f, plugins=PLUGINS)["y"]
+    got = surgeon.run(rew, f, plugins=PLUGINS)["y"]
     assert got.shape == (2, 3, 16, 12)
     np.testing.assert_allclose(got, want, atol=1e-5)
 
@@ -34,8 +36,8 @@ def test_custom_model_matches_the_original_in_onnxruntime(ac, mode, pad):
 def test_stn_outputs_and_intermediates():
     orig, rew = stn_pair()
     x = {"x": np.random.default_rng(1).random((1, 3, 32, 32), dtype=np.float32)}
-    a = surgeon.run(orig, x, outputs=["theta", "warped", "out"])
-    b = surgeon.run(rew, x, outputs=["theta", "warped", "out", "x", "w1"])
+    a = surgeon.run(orig, x, outputs=["theta", "warped", "out"], plugins=PLUGINS)
+    b = surgeon.run(rew, x, outputs=["theta", "warped", "out", "x", "w1"], plugins=PLUGINS)
     assert list(b) == ["theta", "warped", "out", "x", "w1"]
     for name in ("theta", "warped", "out"):
         np.testing.assert_allclose(b[name], a[name], atol=1e-5)
@@ -46,7 +48,7 @@ def test_stn_outputs_and_intermediates():
 def test_unknown_output_name_is_an_error():
     _, rew = stn_pair()
     with pytest.raises(SurgeonError, match="no value named 'nope'"):
-        surgeon.run(rew, None, outputs=["nope"])
+        surgeon.run(rew, None, outputs=["nope"], plugins=PLUGINS)
 
 
 def test_random_inputs_are_seeded_and_fill_dynamic_dims():
@@ -56,7 +58,7 @@ def test_random_inputs_are_seeded_and_fill_dynamic_dims():
     np.testing.assert_array_equal(f1["x"], f2["x"])
     assert f1["x"].shape == (4, 3, 7, 5) and f1["x"].dtype == np.float32
     assert f1["z"].shape == (4, 2)  # the named dim N follows the override given on x
-    assert 0 <= f1["x"].min() and f1["x"].max() < 1
+    assert -1 <= f1["x"].min() < 0 < f1["x"].max() < 1  # signed
     _, notes = random_inputs(m)
     assert any("set to 1" in n for n in notes)
 
@@ -64,10 +66,10 @@ def test_random_inputs_are_seeded_and_fill_dynamic_dims():
 def test_inputs_over_the_memory_limit_are_refused_before_allocating():
     m = scale_model([scale_node("x", "y", "s")], [vi("x", ["N", 3, "H", "W"])], [vi("y", None)])
     with pytest.raises(SurgeonError, match=r"12\.0 GiB, more than the 4\.0 GiB limit.*--max-memory"):
-        surgeon.run(m, input_shapes={"x": [64, 3, 4096, 4096]})
+        surgeon.run(m, input_shapes={"x": [64, 3, 4096, 4096]}, plugins=PLUGINS)
     with pytest.raises(SurgeonError, match="limit"):
-        surgeon.run(m, input_shapes={"x": [1, 3, 8, 8]}, max_bytes=100)
-    small = surgeon.run(m, input_shapes={"x": [1, 3, 8, 8]}, max_bytes=1000)  # 768 bytes: under the limit
+        surgeon.run(m, input_shapes={"x": [1, 3, 8, 8]}, max_bytes=100, plugins=PLUGINS)
+    small = surgeon.run(m, input_shapes={"x": [1, 3, 8, 8]}, max_bytes=1000, plugins=PLUGINS)  # 768 bytes: under the limit
     assert small["y"].shape == (1, 3, 8, 8)
 
 
@@ -81,7 +83,7 @@ def test_inputs_over_the_memory_limit_are_refused_before_allocating():
 def test_feed_mismatches_are_clear_errors(bad, message):
     _, rew = stn_pair()
     with pytest.raises(SurgeonError, match=message):
-        surgeon.run(rew, bad)
+        surgeon.run(rew, bad, plugins=PLUGINS)
 
 
 def test_external_data_model_runs_from_its_path(tmp_path):
@@ -91,8 +93,8 @@ def test_external_data_model_runs_from_its_path(tmp_path):
     loaded = load_model(path)
     assert loaded.external  # the weights really are outside
     x = {"x": np.random.default_rng(2).random((1, 3, 32, 32), dtype=np.float32)}
-    np.testing.assert_allclose(surgeon.run(str(path), x)["out"], surgeon.run(orig, x)["out"], atol=1e-5)
-    np.testing.assert_allclose(surgeon.run(loaded, x)["out"], surgeon.run(orig, x)["out"], atol=1e-5)
+    np.testing.assert_allclose(surgeon.run(str(path), x, plugins=PLUGINS)["out"], surgeon.run(orig, x, plugins=PLUGINS)["out"], atol=1e-5)
+    np.testing.assert_allclose(surgeon.run(loaded, x, plugins=PLUGINS)["out"], surgeon.run(orig, x, plugins=PLUGINS)["out"], atol=1e-5)
 
 
 def _if_model(custom: bool):
@@ -123,8 +125,8 @@ def _if_model(custom: bool):
 def test_if_with_custom_branches_runs_in_python(cond):
     f = feeds(h=16, w=16)
     f["cond"] = np.array(cond)
-    want = surgeon.run(_if_model(False), f)["y"]
-    got = surgeon.run(_if_model(True), f)["y"]
+    want = surgeon.run(_if_model(False), f, plugins=PLUGINS)["y"]
+    got = surgeon.run(_if_model(True), f, plugins=PLUGINS)["y"]
     np.testing.assert_allclose(got, want, atol=1e-5)
 
 
@@ -136,7 +138,7 @@ def test_custom_node_in_a_loop_body_is_refused():
     loop = helper.make_node("Loop", ["n", "", "x"], ["y"], name="loop", body=body)
     m = scale_model([loop], [vi("n", [], onnx.TensorProto.INT64), vi("x", [2])], [vi("y", None)])
     with pytest.raises(SurgeonError, match=r"'loop' \(Loop\).*custom node test.ops::Scale.*not supported"):
-        surgeon.run(m, {"n": np.array(2), "x": np.ones(2, np.float32)})
+        surgeon.run(m, {"n": np.array(2), "x": np.ones(2, np.float32)}, plugins=PLUGINS)
 
 
 def test_missing_kernel_names_op_domain_and_node():
@@ -144,20 +146,17 @@ def test_missing_kernel_names_op_domain_and_node():
                     [vi("x", [2])], [vi("y", None)])
     with pytest.raises(SurgeonError, match=r"no reference kernel for custom.ops::Foo \(node 'n3'\): install or "
                                            r"--plugin the pattern that writes it"):
-        surgeon.run(m)
+        surgeon.run(m, plugins=PLUGINS)
 
 
 def test_a_failing_kernel_is_named():
-    from surgeon.runtime import register_kernel
-
     def broken(inputs, attrs, device="cpu"):
         raise ValueError("bad\nsecond line")
 
-    register_kernel("test.ops", "Scale", broken)
     m = scale_model([scale_node("x", "y", "s7")], [vi("x", [2])], [vi("y", None)])
     with pytest.raises(SurgeonError, match=r"^reference kernel for test.ops::Scale \(node 's7'\) failed: "
                                            r"ValueError: bad$"):
-        surgeon.run(m)
+        surgeon.run(m, plugins=PLUGINS.with_ops(CustomOp("test.ops", "Scale", kernel=broken)))
 
 
 def test_kernels_receive_decoded_attributes_and_the_device():
@@ -167,21 +166,19 @@ def test_kernels_receive_decoded_attributes_and_the_device():
         seen.update(attrs=attrs, device=device, n=len(inputs))
         return [inputs[0]]
 
-    from surgeon.runtime import register_kernel
-
-    register_kernel("test.ops", "Spy", spy)
     node = helper.make_node("Spy", ["x", ""], ["y"], domain="test.ops", mode="bilinear", sizes=[2, 3], f=0.5)
     m = scale_model([node], [vi("x", [2])], [vi("y", None)])
-    surgeon.run(m)
+    surgeon.run(m, plugins=PLUGINS.with_ops(CustomOp("test.ops", "Spy", kernel=spy)))
     assert seen == {"attrs": {"mode": "bilinear", "sizes": [2, 3], "f": 0.5}, "device": "cpu", "n": 2}
 
 
 def test_cuda_without_a_gpu_is_a_clear_error():
-    torch = pytest.importorskip("torch")
+    import torch
+
     if torch.cuda.is_available():
-        pytest.skip("this machine has a GPU")
+        pytest.skip("this machine has a CUDA GPU")
     _, rew = stn_pair()
     with pytest.raises(SurgeonError, match=r"device 'cuda' asked for, but no CUDA GPU is available"):
-        surgeon.run(rew, device="cuda")
+        surgeon.run(rew, device="cuda", plugins=PLUGINS)
     with pytest.raises(SurgeonError, match="unknown device 'tpu'"):
-        surgeon.run(rew, device="tpu")
+        surgeon.run(rew, device="tpu", plugins=PLUGINS)

@@ -8,9 +8,11 @@ from onnx import helper, numpy_helper
 
 from surgeon.errors import SurgeonError
 from surgeon.modelio import LoadedModel
+from surgeon import CustomOp
 from surgeon.runtime.compare import compare
 from surgeon.validate import validate
 
+from .conftest import PLUGINS
 from .toys import fused_node, model, stn_pair, vi, warp_pair
 
 # theta that rotates, scales and shifts: many samples fall outside, so padding matters
@@ -23,7 +25,7 @@ def warp_feeds(h=32, w=32, seed=0):
 
 def test_a_correct_rewrite_passes():
     orig, rew = warp_pair()
-    report = validate(orig, rew, warp_feeds())
+    report = validate(orig, rew, warp_feeds(), plugins=PLUGINS)
     assert report.passed, report.summary()
     (check,) = report.rewrites
     assert check.nodes == ["affine-grid/FusedGridSample"] and check.patterns == ["affine-grid"]
@@ -54,7 +56,7 @@ TAMPERINGS = {
 @pytest.mark.parametrize("name", sorted(TAMPERINGS))
 def test_every_tampering_fails_and_names_the_rewrite(name):
     orig, _ = warp_pair()
-    report = validate(orig, TAMPERINGS[name](), warp_feeds())
+    report = validate(orig, TAMPERINGS[name](), warp_feeds(), plugins=PLUGINS)
     assert not report.passed
     (check,) = report.rewrites
     assert not check.passed
@@ -71,24 +73,24 @@ def test_every_tampering_fails_and_names_the_rewrite(name):
 def test_tampering_is_caught_with_random_inputs_too():
     orig, _ = warp_pair()
     for name in ("align_corners", "padding_mode", "theta_rows_swapped"):
-        assert not validate(orig, TAMPERINGS[name]()).passed, name
+        assert not validate(orig, TAMPERINGS[name](), plugins=PLUGINS).passed, name
 
 
 def test_stn_correct_passes_and_tampered_fails_on_random_inputs():
     orig, rew = stn_pair()
-    assert validate(orig, rew).passed
+    assert validate(orig, rew, plugins=PLUGINS).passed
     for kwargs in ({"align_corners": 1}, {"padding_mode": "reflection"}, {"mode": "nearest"}):
-        report = validate(orig, stn_pair(**kwargs)[1])
+        report = validate(orig, stn_pair(**kwargs)[1], plugins=PLUGINS)
         assert not report.passed and not report.rewrites[0].passed, kwargs
 
 
 def test_the_default_tolerance_passes_a_correct_1024_warp_and_fails_a_wrong_one():
     orig, rew = warp_pair(h=1024, w=1024)
-    report = validate(orig, rew)  # random inputs: x and theta uniform in [0, 1)
+    report = validate(orig, rew, plugins=PLUGINS)  # random inputs: x and theta uniform in [0, 1)
     assert report.passed, report.summary()
     assert report.outputs[0].max_abs > 1e-5  # the two implementations do differ at this size
     _, wrong = warp_pair(h=1024, w=1024, align_corners=1)
-    assert not validate(orig, wrong).passed
+    assert not validate(orig, wrong, plugins=PLUGINS).passed
 
 
 def _homogeneous_pair(swap=False):
@@ -117,11 +119,11 @@ def test_nodes_a_rewrite_adds_are_part_of_its_region():
     orig, rew = _homogeneous_pair()
     m = np.concatenate([THETA, [[[0, 0, 1]]]], axis=1).astype(np.float32)
     feeds = {"x": warp_feeds()["x"], "m": m}
-    report = validate(orig, rew, feeds)
+    report = validate(orig, rew, feeds, plugins=PLUGINS)
     assert report.passed, report.summary()
     assert report.rewrites[0].patterns == ["homogeneous"]
     _, bad = _homogeneous_pair(swap=True)
-    report = validate(orig, bad, feeds)
+    report = validate(orig, bad, feeds, plugins=PLUGINS)
     assert not report.passed and "rewrite 'fgs'" in report.failures()[0]
 
 
@@ -138,22 +140,22 @@ def test_a_custom_affine_grid_is_checked_on_its_grid():
         node.metadata_props.add(key="surgeon.pattern", value="affine-grid")
         return model([node, gs], inputs, [vi("y", None)])
 
-    good = validate(orig, rewritten(0), warp_feeds())
+    good = validate(orig, rewritten(0), warp_feeds(), plugins=PLUGINS)
     assert good.passed and [c.name for c in good.rewrites[0].outputs] == ["grid"]
-    bad = validate(orig, rewritten(1), warp_feeds())
+    bad = validate(orig, rewritten(1), warp_feeds(), plugins=PLUGINS)
     assert not bad.passed and bad.rewrites[0].ops == ["custom.ops::AffineGrid"]
 
 
 def test_models_in_memory_are_not_reread_or_modified():
     orig, rew = warp_pair()
     before = rew.SerializeToString()
-    report = validate(LoadedModel(orig), rew, warp_feeds())
+    report = validate(LoadedModel(orig), rew, warp_feeds(), plugins=PLUGINS)
     assert report.passed and rew.SerializeToString() == before
 
 
 def test_report_summary_and_json():
     orig, _ = warp_pair()
-    report = validate(orig, TAMPERINGS["align_corners"](), warp_feeds())
+    report = validate(orig, TAMPERINGS["align_corners"](), warp_feeds(), plugins=PLUGINS)
     text = report.summary()
     assert text.startswith("validation FAILED") and len(text.splitlines()) < 25
     assert "FAIL rewrite 'affine-grid/FusedGridSample'" in text
@@ -165,15 +167,15 @@ def test_report_summary_and_json():
 def test_input_problems_are_errors():
     orig, rew = warp_pair()
     with pytest.raises(SurgeonError, match="no value given for input"):
-        validate(orig, rew, {"x": warp_feeds()["x"]})
+        validate(orig, rew, {"x": warp_feeds()["x"]}, plugins=PLUGINS)
     other = warp_pair()[1]
     other.graph.input[1].name = "theta2"
     other.graph.node[0].input[1] = "theta2"
     with pytest.raises(SurgeonError, match="different inputs; only the original has theta; "
                                            "only the rewritten has theta2"):
-        validate(orig, other)
+        validate(orig, other, plugins=PLUGINS)
     with pytest.raises(SurgeonError, match="max_mismatch"):
-        validate(orig, rew, max_mismatch=2)
+        validate(orig, rew, max_mismatch=2, plugins=PLUGINS)
 
 
 def test_compare_statistics():
@@ -204,7 +206,7 @@ def test_a_custom_node_inside_if_is_checked_with_its_if():
     from .test_run import _if_model
 
     feeds = {"cond": np.array(True), **warp_feeds(16, 16)}
-    report = validate(_if_model(False), _if_model(True), feeds)
+    report = validate(_if_model(False), _if_model(True), feeds, plugins=PLUGINS)
     assert report.passed, report.summary()
     assert report.rewrites[0].nodes == ["warp"] and any("inside If" in n for n in report.notes)
     tampered = _if_model(True)
@@ -212,19 +214,17 @@ def test_a_custom_node_inside_if_is_checked_with_its_if():
     for a in then_branch.node[0].attribute:
         if a.name == "align_corners":
             a.i = 1
-    report = validate(_if_model(False), tampered, feeds)
+    report = validate(_if_model(False), tampered, feeds, plugins=PLUGINS)
     assert not report.passed and "rewrite 'warp'" in report.failures()[0]
 
 
 def test_a_kernel_that_fails_is_reported_against_its_rewrite():
-    from surgeon.runtime import register_kernel
-
     def broken(inputs, attrs, device="cpu"):
         raise RuntimeError("out of cheese")
 
-    register_kernel("custom.ops", "FusedGridSample", broken)
     orig, rew = warp_pair()
-    report = validate(orig, rew, warp_feeds())
+    report = validate(orig, rew, warp_feeds(), plugins=PLUGINS.with_ops(CustomOp("custom.ops", "FusedGridSample",
+                                                                                   kernel=broken)))
     assert not report.passed
     assert "failed: RuntimeError: out of cheese" in report.rewrites[0].error
     assert report.failures()[0].startswith("rewrite 'affine-grid/FusedGridSample'")
@@ -235,6 +235,6 @@ def test_random_inputs_fit_dims_the_rewrite_fixed():
     orig, rew = warp_pair(n=2)
     for vi_ in orig.graph.input:  # batch dynamic in the original only (as after fuse --input-shape)
         vi_.type.tensor_type.shape.dim[0].dim_param = "N"
-    report = validate(orig, rew)
+    report = validate(orig, rew, plugins=PLUGINS)
     assert report.passed, report.summary()
     assert [i["shape"][0] for i in report.inputs] == [2, 2]

@@ -65,16 +65,10 @@ class FlowWarp(Pattern):
             return "FlowWarp takes float32 or float16 images"
         return None
 
-    def rewrite(self, ctx, match):
-        sampler, x, flow = match.values["sampler"], match.values["x"], match.values["flow"]
+    @staticmethod
+    def replacement(op, x, flow, sampler, units):
+        # The output keeps the type and shape the model gave the sampler's output.
         mode = sampler.attr("mode", "bilinear")
-        out = match.outputs[0]
-        ctx.add_node("FlowWarp", [x, flow], [out], domain=DOMAIN,
-                     align_corners_i=int(sampler.attr("align_corners", 0)),
-                     mode_s=_OPSET20_MODES.get(mode, mode),
-                     padding_mode_s=sampler.attr("padding_mode", "zeros"),
-                     flow_units_s=match.values["units"])
-        x_dims, flow_dims = ctx.shape(x), ctx.shape(flow)
-        batch = x_dims[0] if x_dims else flow_dims[0] if flow_dims else None
-        dims = [batch, x_dims[1] if x_dims else None, *(flow_dims[2:] if flow_dims else (None, None))]
-        ctx.set_shape(out, ctx.dtype(x) or TensorProto.FLOAT, dims)
+        return op.FlowWarp(x, flow, align_corners=int(sampler.attr("align_corners", 0)),
+                           mode=_OPSET20_MODES.get(mode, mode), padding_mode=sampler.attr("padding_mode", "zeros"),
+                           flow_units=units, _domain=DOMAIN)

@@ -1,0 +1,43 @@
+"""How ``validate`` draws theta for the two ops: matrices that could reveal a wrong rewrite.
+
+Uniform noise near the identity never reflects, rotates far or translates much, so a grid
+computed with a sign or an absolute value lost passes on it. These are full affine maps: any
+rotation angle, reflections, scales 0.5-2 per axis, shears, translations up to 1, a different
+one per batch item.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+# Elements per item -> (rows, cols) of the matrix they hold, flattened or not.
+_FORMS = {6: (2, 3), 12: (3, 4), 9: (3, 3), 16: (4, 4)}
+
+
+def _linear(k: int, rng: np.random.Generator) -> np.ndarray:
+    """An orthogonal matrix (a rotation, or a reflection: det -1 half the time), scaled per
+    axis and sheared a little."""
+    q, r = np.linalg.qr(rng.standard_normal((k, k)))
+    q = q * np.sign(np.diag(r))  # uniform over rotations and reflections
+    scale = np.exp(rng.uniform(np.log(0.5), np.log(2.0), size=k))
+    shear = np.eye(k) + np.triu(rng.uniform(-0.3, 0.3, size=(k, k)), 1)
+    return q @ np.diag(scale) @ shear
+
+
+def draw_theta(shape, dtype, rng: np.random.Generator) -> np.ndarray:
+    """transform matrices: any rotation, reflections, scales 0.5-2, shears, translations to 1"""
+    shape = tuple(int(d) for d in shape)
+    per_item = int(np.prod(shape[1:])) if len(shape) > 1 else 0
+    if per_item not in _FORMS or (len(shape) == 3 and shape[1:] != _FORMS[per_item]):
+        return rng.uniform(-1.0, 1.0, size=shape).astype(dtype)
+    rows, cols = _FORMS[per_item]
+    k = cols - 1
+    items = []
+    for _ in range(shape[0]):
+        m = np.zeros((rows, cols))
+        m[:k, :k] = _linear(k, rng)
+        m[:k, k] = rng.uniform(-1.0, 1.0, size=k)
+        if rows > k:
+            m[k, k] = 1.0  # homogeneous: the last row of an affine map
+        items.append(m)
+    return np.asarray(items, dtype=np.float64).reshape(shape).astype(dtype)

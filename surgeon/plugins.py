@@ -1,0 +1,251 @@
+"""The plugin set: which patterns and custom ops a call uses, and where each came from.
+
+A value, built once per command (or library call) and passed to ``fuse``, ``inspect``, ``run``,
+``validate`` and ``unfuse``: nothing about plugins is process-global. Installed plugins come
+from the ``surgeon.patterns`` entry-point group (the built-ins use it too); ``--plugin
+module:Name`` adds one that is not installed. When two plugins provide the same pattern name or
+the same custom op, using it is an error naming both, unless the user chose: a ``--plugin`` given
+explicitly wins over an installed one, and ``prefer`` (``--prefer PACKAGE``) picks a package.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from dataclasses import dataclass, field, replace
+from importlib.metadata import entry_points
+from typing import Iterable, Sequence
+
+from .customop import CustomOp
+from .errors import SurgeonError
+from .rewrite.pattern import Pattern, check_definition
+
+GROUP = "surgeon.patterns"
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a plugin came from."""
+
+    package: str
+    version: str
+    source: str  # "entry point NAME = module:attr", "--plugin module:attr", "given"
+    explicit: bool = False  # the user named it for this call
+
+    def __str__(self) -> str:
+        return f"{self.label} ({self.source})"
+
+    @property
+    def label(self) -> str:
+        """The package and version, or the --plugin spec."""
+        if self.source.startswith("--plugin"):
+            return self.source
+        return f"{self.package} {self.version}" if self.version not in ("", "-", "?") else self.package
+
+
+@dataclass
+class Plugin:
+    """One pattern, where it came from, and whether this call uses it."""
+
+    pattern: Pattern
+    origin: Origin
+    enabled: bool = True
+
+    @property
+    def name(self) -> str:
+        return self.pattern.name
+
+
+@dataclass
+class PluginSet:
+    plugins: list[Plugin] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # installed plugins that failed to load
+    extra_ops: list[CustomOp] = field(default_factory=list)  # given by the caller: they win
+    prefer: tuple[str, ...] = ()
+
+    # -- building --------------------------------------------------------------------------
+
+    @classmethod
+    def installed(cls, extra: Iterable[str] = (), *, only: Iterable[str] = (), skip: Iterable[str] = (),
+                  prefer: Iterable[str] = ()) -> "PluginSet":
+        """The installed plugins plus ``extra`` ``module:Name`` specs, selected by name."""
+        found = cls(prefer=tuple(prefer))
+        for ep in sorted(entry_points(group=GROUP), key=lambda e: (e.dist.name if e.dist else "", e.name)):
+            origin = Origin(ep.dist.name if ep.dist else "?", ep.dist.version if ep.dist else "?",
+                            f"entry point {ep.name} = {ep.value}")
+            try:
+                patterns = _as_patterns(ep.load(), ep.value)
+                for p in patterns:
+                    _checked(p)
+            except Exception as exc:  # one broken install must not take the others down
+                found.warnings.append(f"plugin {ep.name!r} from package {origin.package!r} not loaded: "
+                                      f"{_one_line(exc)}")
+                continue
+            found._add(patterns, origin)
+        for spec in extra:
+            found._add(load_spec(spec), Origin(spec.partition(":")[0], "-", f"--plugin {spec}", explicit=True))
+        return found.select(only, skip)
+
+    @classmethod
+    def of(cls, patterns: Iterable, *, ops: Sequence[CustomOp] = (), only: Iterable[str] = (),
+           skip: Iterable[str] = ()) -> "PluginSet":
+        """Exactly these patterns (classes or instances), and ``ops`` over theirs."""
+        found = cls(extra_ops=list(ops))
+        given = Origin("-", "-", "given", explicit=True)
+        for item in patterns:
+            group = _as_patterns(item, repr(item))
+            for p in group:
+                try:
+                    _checked(p)
+                except Exception as exc:
+                    raise SurgeonError(str(exc)) from None
+            found._add(group, given)
+        return found.select(only, skip)
+
+    def with_ops(self, *ops: CustomOp) -> "PluginSet":
+        """A copy in which ``ops`` replace the plugins' own for the same op."""
+        return replace(self, plugins=list(self.plugins), extra_ops=[*self.extra_ops, *ops])
+
+    def _add(self, patterns: list[Pattern], origin: Origin) -> None:
+        for p in patterns:
+            if any(type(q.pattern) is type(p) and q.origin.package == origin.package for q in self.plugins):
+                continue  # the same class reached twice (installed, and named with --plugin)
+            self.plugins.append(Plugin(p, origin))
+
+    def select(self, only: Iterable[str] = (), skip: Iterable[str] = ()) -> "PluginSet":
+        """Enable patterns per ``only`` / ``skip`` (unknown names are errors)."""
+        only, skip = list(only), list(skip)
+        known = {p.name for p in self.plugins}
+        for name in only + skip:
+            if name not in known:
+                raise SurgeonError(f"no pattern named {name!r} (installed: {', '.join(sorted(known)) or 'none'})")
+        for p in self.plugins:
+            p.enabled = (not only or p.name in only) and p.name not in skip
+        return self
+
+    # -- using -----------------------------------------------------------------------------
+
+    def enabled(self) -> list[Plugin]:
+        """The patterns a fuse uses, one per name; a name two plugins give is an error."""
+        chosen: dict[str, Plugin] = {}
+        for name in dict.fromkeys(p.name for p in self.plugins if p.enabled):
+            chosen[name] = self._choose([p for p in self.plugins if p.name == name and p.enabled],
+                                        f"pattern {name!r}", lambda p: p.origin)
+        return list(chosen.values())
+
+    def domains(self) -> dict[str, int]:
+        """Custom domain -> opset version the enabled patterns write; two versions are an error."""
+        versions: dict[str, tuple[int, Plugin]] = {}
+        for plugin in self.enabled():
+            for domain, version in plugin.pattern.domains.items():
+                seen = versions.setdefault(domain, (version, plugin))
+                if seen[0] != version:
+                    raise SurgeonError(f"domain {domain!r}: pattern {seen[1].name!r} writes version {seen[0]} "
+                                       f"and pattern {plugin.name!r} version {version}")
+        return {d: v for d, (v, _) in versions.items()}
+
+    def op(self, domain: str, op_type: str) -> CustomOp | None:
+        """What the plugins bring for ``domain::op_type`` (None: nothing)."""
+        key = (domain or "", op_type)
+        given = [op for op in self.extra_ops if op.key == key]
+        if given:
+            return given[-1]
+        offers = [(op, p) for p in self.plugins for op in p.pattern.custom_ops() if op.key == key]
+        distinct = list({id(op.kernel) if op.kernel else id(op): (op, p) for op, p in offers}.values())
+        if not distinct:
+            return None
+        return self._choose(distinct, f"op {domain}::{op_type}", lambda item: item[1].origin)[0]
+
+    def _choose(self, offers: list, what: str, origin_of):
+        if len(offers) == 1:
+            return offers[0]
+        origins = [origin_of(o) for o in offers]
+        explicit = [o for o, origin in zip(offers, origins) if origin.explicit]
+        if len(explicit) == 1:
+            return explicit[0]
+        for package in self.prefer:
+            preferred = [o for o, origin in zip(offers, origins) if origin.package == package]
+            if len(preferred) == 1:
+                return preferred[0]
+        packages = [origin.package for origin in origins]
+        raise SurgeonError(f"{what} is provided by {origins[0]} and by {origins[1]}; choose one with "
+                           f"--prefer {packages[0]} or --prefer {packages[1]}")
+
+    def conflicts(self) -> list[str]:
+        """One line per name or op two plugins provide and no choice settles."""
+        lines = []
+        for name in dict.fromkeys(p.name for p in self.plugins):
+            try:
+                self._choose([p for p in self.plugins if p.name == name], f"pattern {name!r}", lambda p: p.origin)
+            except SurgeonError as exc:
+                lines.append(str(exc))
+        for key in dict.fromkeys(op.key for p in self.plugins for op in p.pattern.custom_ops()):
+            try:
+                self.op(*key)
+            except SurgeonError as exc:
+                lines.append(str(exc))
+        return lines
+
+    def fingerprint(self) -> tuple:
+        """Equal for sets that run custom ops alike (runners are cached by it)."""
+        keys = dict.fromkeys(op.key for p in self.plugins for op in p.pattern.custom_ops())
+        keys.update(dict.fromkeys(op.key for op in self.extra_ops))
+        found = []
+        for key in keys:
+            try:
+                op = self.op(*key)
+            except SurgeonError:
+                op = None
+            found.append((key, op))
+        return tuple(found)
+
+
+def load_spec(spec: str) -> list[Pattern]:
+    """``module:Name`` (or ``module`` with a ``PATTERNS`` list) -> checked patterns."""
+    module_name, _, attr = spec.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+        patterns = _as_patterns(getattr(module, attr or "PATTERNS"), spec)
+        for p in patterns:
+            _checked(p)
+        return patterns
+    except Exception as exc:
+        raise SurgeonError(f"--plugin {spec}: cannot load: {_one_line(exc)}") from None
+
+
+def _checked(pattern: Pattern) -> None:
+    try:
+        check_definition(pattern)
+    except Exception as exc:
+        raise type(exc)(f"pattern {getattr(pattern, 'name', '?')!r} ({type(pattern).__name__}) "
+                        f"{str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}") from None
+
+
+def _as_patterns(obj, where: str) -> list[Pattern]:
+    """An entry point may name a Pattern subclass, an instance, a list of them, or a factory."""
+    if inspect.isclass(obj) and issubclass(obj, Pattern):
+        return [obj()]
+    if isinstance(obj, Pattern):
+        return [obj]
+    if isinstance(obj, (list, tuple)):
+        return [p for item in obj for p in _as_patterns(item, where)]
+    if callable(obj):
+        return _as_patterns(obj(), where)
+    raise TypeError(f"{where} is a {type(obj).__name__}, not a Pattern")
+
+
+def _one_line(exc: Exception) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")
+
+
+def resolve(plugins) -> PluginSet:
+    """What library calls accept: None (installed), a PluginSet, or patterns (classes/instances)."""
+    if plugins is None:
+        return PluginSet.installed()
+    if isinstance(plugins, PluginSet):
+        return plugins
+    if isinstance(plugins, (str, bytes)):
+        raise SurgeonError("plugins: pass a PluginSet or a list of patterns; for 'module:Name' use "
+                           "surgeon.PluginSet.installed(extra=[...])")
+    return PluginSet.of(plugins)
