@@ -1,15 +1,28 @@
 #!/usr/bin/env bash
 # The checks that need a GPU, as one script for a lent GPU machine (see README: Benchmarks).
 # That machine's image already has torch (CUDA), onnx, onnxruntime, cv2, pytest and nvcc, so
-# the repository runs from source, uninstalled.  Logs go to $OUT when set (the device tool
-# brings them back), else to /tmp.
+# the repository runs from source, uninstalled; it has no network, so onnxruntime's C API
+# headers travel with the tree: copy them first into .ort-headers/ (ignored by git, named in
+# the device run's carry):  cp -r "$(python -m surgeon_ops.ort.headers)" .ort-headers
+# Logs go to $OUT when set (the device tool brings them back), else to /tmp.
 set -o pipefail
 cd "$(dirname "$0")/.."
 logs=${OUT:-/tmp}
-export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 SURGEON_CACHE_DIR=${SURGEON_CACHE_DIR:-/tmp/surgeon-cache}
+# The packages as pyproject's package-dir maps them (surgeon_ops is ops/, surgeon_patterns patterns/).
+shim=$(mktemp -d)
+ln -s "$PWD/ops" "$shim/surgeon_ops"
+ln -s "$PWD/patterns" "$shim/surgeon_patterns"
+export PYTHONPATH=$PWD:$shim PYTHONUNBUFFERED=1 SURGEON_CACHE_DIR=${SURGEON_CACHE_DIR:-/tmp/surgeon-cache}
+if [ -z "${ONNXRUNTIME_INCLUDE_DIR:-}" ] && [ -d .ort-headers ]; then
+    export ONNXRUNTIME_INCLUDE_DIR=$PWD/.ort-headers
+fi
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+python3 -c "import onnxruntime as o; print('onnxruntime', o.__version__, o.get_available_providers())"
+# test_isa_fallbacks: such machines usually have AVX-512, so the AVX2 and baseline levels run
+# there as fallbacks (this VM has no AVX-512 and runs only the baseline one).
 python3 -m pytest -q -p no:cacheprovider -rs tests/kernels/test_cuda.py tests/kernels/test_precision.py \
-    tests/kernels/test_build.py 2>&1 | tee "$logs/gpu_tests.log"
+    tests/kernels/test_build.py tests/kernels/test_isa_fallbacks.py tests/ort/test_cuda.py 2>&1 |
+    tee "$logs/gpu_tests.log"
 tests=$?
 python3 benchmarks/kernels.py --gpu-only 2>&1 | tee "$logs/gpu_bench.log"
 exit $((tests || $?))

@@ -11,6 +11,9 @@ import numpy as np
 
 from surgeon import CustomOp
 
+from . import functions, standard
+from .draws import draw_theta
+
 
 def _size(theta: np.ndarray, size_input, attrs: dict, channels: int) -> tuple[int, ...]:
     if size_input is not None:
@@ -44,6 +47,8 @@ def _call(name: str, *args, **kwargs):
 
 def fused_grid_sample(inputs: list, attrs: dict, device: str = "cpu") -> list:
     x, theta = inputs[0], inputs[1]
+    if theta.ndim and x.ndim and theta.shape[0] != x.shape[0]:  # the contract: same N (the kernels would broadcast 1)
+        raise ValueError(f"theta has batch {theta.shape[0]}, X has {x.shape[0]}: FusedGridSample needs the same N")
     size = _size(theta, _optional(inputs, 2), attrs, x.shape[1])
     return [_call("fused_grid_sample", x, theta, size, mode=attrs.get("mode", "bilinear"),
                   padding_mode=attrs.get("padding_mode", "zeros"), align_corners=bool(attrs.get("align_corners", 0)))]
@@ -74,10 +79,31 @@ def aten(inputs: list, attrs: dict, device: str = "cpu") -> list:
     raise ValueError(f"ATen operator {operator!r} has no surgeon kernel (only affine_grid_generator, grid_sampler)")
 
 
+_libraries: dict[str, object] = {}  # device -> path, or the exception building it raised
+
+
+def ort_library(device: str = "cpu") -> str:
+    """The onnxruntime op library for ``device`` (surgeon_ops.ort), built once per process."""
+    if device not in _libraries:
+        from . import ort
+
+        try:
+            _libraries[device] = ort.library_path(device)
+        except Exception as exc:  # no compiler or headers: the runtime says why and uses the kernels
+            _libraries[device] = exc
+    found = _libraries[device]
+    if isinstance(found, Exception):
+        raise found
+    return found
+
+
 DOMAIN = "custom.ops"
 
 CUSTOM_OPS = [
-    CustomOp(DOMAIN, "FusedGridSample", kernel=fused_grid_sample),
-    CustomOp(DOMAIN, "AffineGrid", kernel=affine_grid),
+    CustomOp(DOMAIN, "FusedGridSample", kernel=fused_grid_sample, ort_library=ort_library,
+             to_standard=standard.fused_grid_sample, function=functions.fused_grid_sample,
+             draw_inputs={1: draw_theta}),
+    CustomOp(DOMAIN, "AffineGrid", kernel=affine_grid, ort_library=ort_library, to_standard=standard.affine_grid,
+             function=functions.affine_grid, draw_inputs={0: draw_theta}),
     CustomOp("org.pytorch.aten", "ATen", kernel=aten),
 ]

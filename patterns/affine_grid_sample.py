@@ -52,9 +52,8 @@ class AffineGridSample(Pattern):
         if isinstance(plan, str):
             return refuse(plan)
         region = list(found.trace.nodes)
-        if plan.size_value is not None:  # the size tensor is read by the rewrite: its nodes stay
-            kept = _computing(ctx, plan.size_value, region)
-            region = [n for n in region if id(n) not in kept]
+        kept = set().union(*(_computing(ctx, v, region) for v in plan.reads()))  # read by the rewrite: stay
+        region = [n for n in region if id(n) not in kept]
         outputs = [sampler.grid]
         if plan.form == "fused" or plan.rewrite_sampler:
             region += [sampler.node] + [p for p in map(ctx.producer, sampler.constant_inputs)

@@ -1,34 +1,37 @@
 """The analytic affine grid, in numpy: what a region must compute to count as an affine grid.
 
-torch's ``F.affine_grid`` puts the single coordinate of a size-1 dim at 0 whatever
-``align_corners``; ONNX's ``AffineGrid`` (and onnxruntime) put it at -1 when ``align_corners=1``.
-``convention`` picks one; the two agree everywhere else.
+With ``align_corners=1`` the single coordinate of a size-1 dim is a matter of convention: torch's
+``F.affine_grid`` (the contract) puts it at 0, ONNX's reference ``AffineGrid`` (and numpy's
+``linspace(-1, 1, 1)``) at -1, onnxruntime's ``AffineGrid`` (1.32, measured) at +1. A grid is
+described by that coordinate, for all dims or one per spatial dim; everywhere else they agree.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-TORCH, ONNX = "torch", "onnx"
+TORCH, ONNX, ORT = 0.0, -1.0, 1.0  # the coordinate of a size-1 dim with align_corners=1
+SIZE_ONE = (TORCH, ONNX, ORT)
 
 
-def base_coords(n: int, align_corners: bool, convention: str = TORCH) -> np.ndarray:
+def base_coords(n: int, align_corners: bool, size_one: float = TORCH) -> np.ndarray:
     """Normalised pixel-centre coordinates of one axis of length ``n``, in float64."""
     if n <= 1:
-        value = -1.0 if (n == 1 and align_corners and convention == ONNX) else 0.0
-        return np.full(max(n, 0), value)
+        return np.full(max(n, 0), size_one if (n == 1 and align_corners) else 0.0)
     coords = np.linspace(-1.0, 1.0, n)
     return coords if align_corners else coords * (n - 1) / n
 
 
-def affine_grid(theta: np.ndarray, spatial, align_corners: bool, convention: str = TORCH) -> np.ndarray:
+def affine_grid(theta: np.ndarray, spatial, align_corners: bool, size_one=TORCH) -> np.ndarray:
     """``[N, *spatial, k]`` grid of ``theta`` (``[N, k, k+1]``), float64.
 
     ``spatial`` is ``(H, W)`` or ``(D, H, W)``; the last grid channel is x (along W), as in torch.
+    ``size_one``: the size-1 coordinate, for every dim or one per spatial dim (``spatial``'s order).
     """
     theta = np.asarray(theta, dtype=np.float64)
     spatial = [int(s) for s in spatial]
-    axes = [base_coords(n, align_corners, convention) for n in reversed(spatial)]  # x, y(, z)
+    per_dim = [float(size_one)] * len(spatial) if np.isscalar(size_one) else list(size_one)
+    axes = [base_coords(n, align_corners, c) for n, c in zip(reversed(spatial), reversed(per_dim))]  # x, y(, z)
     mesh = np.meshgrid(*reversed(axes), indexing="ij")  # each [*spatial], ordered (z,) y, x
     base = np.stack(list(reversed(mesh)) + [np.ones(spatial)], axis=-1)  # [*spatial, k+1]
     flat = base.reshape(-1, base.shape[-1])

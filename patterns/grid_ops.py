@@ -1,17 +1,22 @@
 """Nodes known to compute an affine grid: the standard ``AffineGrid`` (opset 20), the seed's
 ``custom.ops::AffineGrid`` and the ATen fallback ``affine_grid_generator``.
 
-The trace treats their outputs as leaves computed analytically (onnxruntime cannot run the last
-two), so whatever sits between them and the sampler is still checked by evaluation.
+Their theta input is a cut and their size tensor may give the output size. onnxruntime cannot run
+the last two: the probe feeds their analytic grid (torch's semantics). The standard op runs in
+onnxruntime like the rest of the region (its size-1 coordinate is then measured, not assumed),
+except in float16, which onnxruntime's kernel lacks: then it is emulated with onnxruntime's
+float32 behaviour (a size-1 dim with align_corners=1 at +1).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from onnx import TensorProto
+
 from surgeon import MatchContext, Node
 
-from .analytic import ONNX, TORCH
+from .analytic import ORT, TORCH
 
 CUSTOM_DOMAIN = "custom.ops"
 
@@ -23,8 +28,9 @@ class KnownGrid:
     size: str | None  # int64 [N, C, *spatial] value; None when ``output_size`` says it
     output_size: list[int] | None
     align_corners: int
-    convention: str  # size-1 convention: the standard op follows ONNX, the others torch
+    size_one: float  # where the emulation puts a size-1 dim's coordinate with align_corners=1
     ours: bool = False  # written by this pattern in an earlier pass
+    emulated: bool = True  # the probe feeds its analytic grid (False: onnxruntime computes it)
     constant_inputs: list[str] = field(default_factory=list)
 
 
@@ -37,7 +43,8 @@ def read_known_grid(ctx: MatchContext, node: Node, pattern_name: str) -> KnownGr
     if not inputs or not inputs[0]:
         return None
     if node.is_op("AffineGrid") and len(inputs) >= 2 and inputs[1]:
-        return KnownGrid(node, inputs[0], inputs[1], None, int(node.attr("align_corners", 0)), ONNX)
+        runs = ctx.dtype(inputs[0]) in (TensorProto.FLOAT, TensorProto.DOUBLE)
+        return KnownGrid(node, inputs[0], inputs[1], None, int(node.attr("align_corners", 0)), ORT, emulated=not runs)
     if node.is_op("AffineGrid", CUSTOM_DOMAIN):
         size = inputs[1] if len(inputs) > 1 and inputs[1] else None
         output_size = node.attr("output_size")

@@ -7,7 +7,6 @@ from onnx import TensorProto
 
 from surgeon import MatchContext
 
-from .analytic import ONNX
 from .probe import Verdict
 from .recognise import Recognition
 from .samplers import Sampler
@@ -18,14 +17,20 @@ FUSED, AFFINE = "fused-grid-sample", "affine-grid"
 TARGETS = (FUSED, AFFINE)
 
 
-def _piece(symbols: Symbols, dim: tuple):
-    """A size piece for a probe dim: a constant, or the dim of a value that carries it."""
+def _piece(symbols: Symbols, dim: tuple, size_value: str | None, axis: int):
+    """A size piece for a probe dim: a constant, a dim of a value's shape, or an element of an
+    int tensor (a size given as data, or the model's own size tensor for computed dims)."""
     if dim[0] == "static":
         return ("const", dim[1])
     if dim[0] == "computed":
-        return dim
-    sources = symbols.sources(dim[1])
-    return ("dim", *sources[0]) if sources else None
+        return ("elem", size_value, axis) if size_value else None
+    found = symbols.classes[dim[1]]
+    return ("dim" if found.kind == "shape" else "elem", found.value, found.axis)
+
+
+def _image_piece(image_dims: tuple, image: str, axis: int):
+    d = image_dims[axis] if len(image_dims) > axis else None
+    return ("const", d) if isinstance(d, int) else ("dim", image, axis)
 
 
 def make_plan(ctx: MatchContext, sampler: Sampler, found: Recognition, target: str, readers: list[str]) -> Plan | str:
@@ -45,31 +50,33 @@ def make_plan(ctx: MatchContext, sampler: Sampler, found: Recognition, target: s
         form = "grid"
         warnings.append(f"not fused: the grid uses align_corners={verdict.align_corners} and the sampler "
                         f"{sampler.align_corners}; wrote custom.ops::AffineGrid and kept the sampler")
-    image_dims = symbols.owners[sampler.x].dims
     image_decl = ctx.shape(sampler.x) or (None,) * (k + 2)
     elem = ctx.dtype(sampler.x) or TensorProto.FLOAT
     if form == "grid":
         elem = ctx.dtype(sampler.grid) or elem
     theta_elem = ctx.dtype(theta) if theta else None
-    batch = _piece(symbols, verdict.batch)
-    if batch is not None and batch[0] == "dim" and image_dims and image_dims[0] == verdict.batch:
-        batch = ("dim", sampler.x, 0)
-    channels = ("dim", sampler.x, 1)  # only used in a dynamic size, where Shape(x) is read anyway
-    spatial = [_piece(symbols, d) for d in verdict.spatial]
-    if batch is None or None in spatial:
+    size_value = found.trace.known[verdict.size_from].size if verdict.size_from is not None else None
+    # The sampler needs the grid's batch to be the image's: the image's batch is the size's N.
+    # The size reads N and C from Shape(x) even where they are static (one Shape for all).
+    batch, channels = ("dim", sampler.x, 0), ("dim", sampler.x, 1)
+    spatial = [_piece(symbols, d, size_value, 2 + i) for i, d in enumerate(verdict.spatial)]
+    if None in spatial:
         return "cannot name the tensors whose dims the output size follows"
-    if verdict.theta_batch == verdict.batch:
-        broadcast = None
-    elif verdict.theta_batch == ("static", 1):
-        broadcast = batch
-    else:
-        return "theta's batch neither matches the grid's nor broadcasts from 1"
+    broadcast = _broadcast(verdict, _image_piece(image_decl, sampler.x, 0))
+    if isinstance(broadcast, str):
+        return broadcast
 
     def dim_name(d):
         return d[1] if d[0] == "static" else None if d[0] == "computed" else symbols.dim_name(d[1])
 
-    out_dims = [dim_name(verdict.batch), image_decl[1], *(dim_name(d) for d in verdict.spatial)]
-    warnings += _warnings(symbols, verdict)
+    n_name = image_decl[0] if image_decl[0] is not None else dim_name(verdict.batch)
+    out_dims = [n_name, image_decl[1], *(dim_name(d) for d in verdict.spatial)]
+    warnings += [f"the original only runs with {symbols.name(cls, value)} (sizes baked into its constants); "
+                 "the rewrite is written for that size" for cls, value in verdict.pinned.items()]
+    warnings += verdict.notes
+    if verdict.precision in ("half", "bfloat16") and elem in (TensorProto.FLOAT, TensorProto.DOUBLE):
+        warnings.append(f"the original computes the grid in {verdict.precision} precision, the rewrite in float32 "
+                        "from the same theta: outputs differ by about 1e-2 (validate with --atol 2e-2)")
     return Plan(
         form=form, image=sampler.x, theta=theta, grid=sampler.grid,
         output=sampler.node.outputs[0] if sampler.node.outputs else None, k=k,
@@ -78,26 +85,20 @@ def make_plan(ctx: MatchContext, sampler: Sampler, found: Recognition, target: s
         elem_type=elem, broadcast=broadcast, batch=batch, channels=channels, spatial=spatial,
         out_dims=out_dims, rewrite_sampler=form == "grid" and sampler.kind == "aten",
         sampler_align_corners=sampler.align_corners, opset=ctx.opset("") or 0, warnings=warnings,
-        theta_value=found.theta_value,
-        size_value=found.trace.known[verdict.size_from].size if verdict.size_from is not None else None,
-        theta_map=verdict.theta_map,
+        theta_value=verdict.theta_value, size_value=size_value if verdict.size_exact else None,
+        theta_map=verdict.theta_map, size_one=dict(verdict.size_one),
     )
 
 
-def _warnings(symbols: Symbols, verdict: Verdict) -> list[str]:
-    out = []
-    for cls, value in verdict.pinned.items():
-        out.append(f"the original only runs with {symbols.name(cls)}={value} (sizes baked into its constants); "
-                   "the rewrite is written for that size")
-    if verdict.align_corners == 1:
-        if verdict.convention == ONNX:
-            out.append("align_corners=1 with an output dim of size 1: the original puts that coordinate at -1 "
-                       "(ONNX), the custom op at 0 (torch): outputs change")
-        names = ", ".join(symbols.name(d[1]) for d in verdict.spatial if d[0] == "class")
-        if verdict.size_one == ONNX:
-            out.append(f"align_corners=1: when {names} is 1 at run time, the original puts that coordinate at -1 "
-                       "(ONNX), the custom op at 0 (torch): outputs change on such inputs")
-        elif verdict.size_one == "unchecked":
-            out.append(f"align_corners=1 with dynamic {names}: size 1 could not be probed; ONNX and torch "
-                       "disagree there")
-    return out
+def _broadcast(verdict: Verdict, batch: tuple):  # batch: the image's, as a piece
+    """The batch piece theta is expanded to, None, or why theta's batch does not fit."""
+    if verdict.theta_value is not None:
+        n = verdict.theta_value.shape[0]
+        if n == 1:
+            return None if batch == ("const", 1) else batch
+        return None if verdict.batch == ("static", n) else "the fitted theta differs per item of a dynamic batch"
+    if verdict.theta_batch == verdict.batch and not verdict.broadcast_theta:
+        return None
+    if verdict.theta_batch == ("static", 1) or verdict.broadcast_theta:
+        return batch
+    return "theta's batch neither matches the grid's nor broadcasts from 1"

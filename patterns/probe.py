@@ -1,302 +1,230 @@
 """Decide by evaluation what a traced region computes.
 
-The region runs in onnxruntime (``ctx.evaluate``) on a random theta and concrete dims; known
-grid ops are fed their analytic value. It is an affine grid when its output equals
-``affine_grid(theta, size, align_corners)`` for one ``align_corners``. Varying one dim class at a
-time tells which output dims follow which input dim; a class the region only accepts at one
-value (sizes baked into constants, as dynamo's ``Dim.AUTO`` export does) is pinned there.
+The region runs in onnxruntime on probe thetas that span the space (``thetas.py``) and on
+concrete dims that all differ. It is an affine grid when every run equals
+``affine_grid(theta, size, align_corners)`` for one ``align_corners`` (theta: the fed one, an
+affine map of it, or one fitted to a grid that reads no theta). Then each dim class is varied
+alone (which output dims follow it), set to 1 (a size-1 coordinate of torch's 0, or of -1 or +1
+which the rewrite reproduces; anything else is refused), and theta's batch is set to 1 (does the
+region broadcast it). A class the region only accepts at one value (sizes baked into constants)
+is pinned there. Dims are never linked by name: only when the region does not run with every dim
+distinct are classes tied (theta's batch to the image's, then equal declared symbols), and each
+tie is kept only if splitting it fails.
 """
 
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+import math
 
 import numpy as np
 from onnx import TensorProto, helper
 
-from surgeon import MatchContext, SurgeonError
+from surgeon import MatchContext
 
-from .analytic import ONNX, TORCH, affine_grid
-from .reparam import ThetaMap, fit_items, fit_map, tolerance
+from .conclude import Conclusions
+from .evaluate import ProbeFailed, Region
+from .reparam import fit_items, fit_map
+from .sources import FixedSource, MapSource, PlainSource
 from .symbols import Symbols
+from .thetas import KIND_COUNT
+from .ties import Ties
 from .trace import Trace, theta_layout
+from .verdict import Failure, Outcome, Verdict
+from .verify import TOLERANCES, Agreement, compare, precision
 
-BATCH, BATCH_ALT = 2, 3
-BASE_VALUES = (5, 7, 6, 9, 4, 10, 11, 13)
-ALT_STEP = 3
-MAX_SEARCH = 256  # dim combinations tried when the base dims do not run
-SEED = 20240611
+BATCH_POOL = (2, 3, 4, 5, 6, 7, 8)
+SPATIAL_POOL = (5, 7, 6, 9, 11, 13, 10, 14, 8, 12, 15, 17, 19, 16, 18, 20, 21, 22, 23, 25)
+MAP_SALT = 101  # probe thetas that fit a map are not the ones that then check it
 
-
-class ProbeFailed(Exception):
-    pass
+__all__ = ["Prober", "Verdict"]
 
 
-@dataclass
-class Verdict:
-    reason: str | None = None
-    k: int = 2
-    homogeneous: bool = False
-    align_corners: int = 0
-    convention: str = TORCH  # what the region does for size-1 dims with align_corners=1
-    batch: tuple = ("static", 1)  # grid batch: ("static", n) or ("class", index)
-    spatial: list = field(default_factory=list)  # per output dim, as batch
-    theta_batch: tuple = ("static", 1)
-    pinned: dict = field(default_factory=dict)  # class -> the only value the original accepts
-    size_one: str | None = None  # align_corners=1 and dynamic dims: "torch", "onnx" or "unchecked"
-    size_from: int | None = None  # index of the known grid op whose size tensor gives computed dims
-    theta_map: ThetaMap | None = None  # the grid is affine_grid(map(theta)), not affine_grid(theta)
+class Prober(Ties, Conclusions):
+    def __init__(self, ctx: MatchContext, trace: Trace, symbols: Symbols, prefer_ac: int, mode: str = "plain"):
+        """``mode``: "plain" (theta as fed), "map" (an affine map of it), "fixed" (no theta)."""
+        self.ctx, self.trace, self.symbols, self.mode = ctx, trace, symbols, mode
+        self.acs = (prefer_ac, 1 - prefer_ac)
+        grid_elem = ctx.dtype(trace.grid)
+        theta_elem = ctx.dtype(trace.theta) if trace.theta else None
+        self.precision = precision(ctx, trace, [grid_elem, theta_elem])
+        self.tol = TOLERANCES[self.precision]
+        elem = theta_elem or grid_elem or TensorProto.FLOAT
+        self.region = Region(ctx, trace, symbols, helper.tensor_dtype_to_np_dtype(elem))
+        self.layout = theta_layout(symbols.owners[trace.theta]) if trace.theta and mode != "fixed" else None
+        self.k = self.layout.k if self.layout else None
+        self.source = PlainSource(self.layout) if self.layout else None
+        self.groups: list[list[int]] = [[c] for c in range(len(symbols.classes))]
+        self.fixed: dict[int, int] = {}  # class -> a value it must take (theta's batch = a static image batch)
+        batch = {symbols.batch_class, symbols.theta_batch_class} - {None}
+        self.batch_like = batch
+        self.static = {d for dims in symbols.owners.values() for d in dims if isinstance(d, int)}
 
+    # -- assignments ---------------------------------------------------------------------------
 
-@dataclass
-class Failure:
-    reason: str
-    ran: bool  # the region ran, its grid did not verify
+    def _group_of(self, cls: int) -> int:
+        return next(i for i, g in enumerate(self.groups) if cls in g)
 
+    def _pool(self, group: int):
+        return BATCH_POOL if set(self.groups[group]) & self.batch_like else SPATIAL_POOL
 
-@dataclass
-class Outcome:
-    grid: np.ndarray
-    align_corners: int
-    convention: str
-    sizes: dict  # known grid op index -> its evaluated size tensor
+    def _fresh(self, group: int, used: set) -> int:
+        pool = itertools.chain(self._pool(group), itertools.count(26))
+        return next(v for v in pool if v not in used and v not in self.static)
 
+    def _base(self) -> dict[int, int]:
+        used: set = set()
+        values = {}
+        for g, members in enumerate(self.groups):
+            fixed = [self.fixed[c] for c in members if c in self.fixed]
+            values[g] = fixed[0] if fixed else self._fresh(g, used)
+            used.add(values[g])
+        return self._assign(values)
 
-class Prober:
-    def __init__(self, ctx: MatchContext, trace: Trace, symbols: Symbols, prefer_ac: int, allow_map: bool = False):
-        self.ctx, self.trace, self.symbols, self.prefer_ac = ctx, trace, symbols, prefer_ac
-        self.allow_map = allow_map
-        self.layout = theta_layout(symbols.owners[trace.theta].dims)
-        self.k, self.homogeneous = self.layout.k, self.layout.homogeneous
-        elem = ctx.dtype(trace.theta) or TensorProto.FLOAT
-        self.dtype = helper.tensor_dtype_to_np_dtype(elem)
-        self.theta_map: ThetaMap | None = None
+    def _assign(self, values: dict[int, int]) -> dict[int, int]:
+        return {c: values[g] for g, members in enumerate(self.groups) for c in members}
 
-    # -- one evaluation ------------------------------------------------------------------------
+    def _with(self, base: dict, group: int, value: int) -> dict[int, int]:
+        out = dict(base)
+        out.update({c: value for c in self.groups[group]})
+        return out
 
-    def _theta(self, dims: list[int], salt: int = 0) -> np.ndarray:
-        rows, cols = self.layout.rows, self.layout.cols
-        rng = np.random.default_rng([SEED, salt, *dims])
-        theta = rng.uniform(-0.6, 0.6, size=(dims[0], rows, cols))
-        theta[:, np.arange(self.k), np.arange(self.k)] += 1.0  # near identity: a sensible warp
-        return theta.reshape(dims).astype(self.dtype)
+    def _rep(self, group: int) -> int:
+        """The class that stands for a group: the image's dims first (its Shape is read anyway)."""
+        members = self.groups[group]
+        image = [c for c in members if self.symbols.classes[c].value == self.symbols.image]
+        return (image or sorted(members, key=lambda c: self.symbols.classes[c].kind != "shape"))[0]
 
-    def _value(self, name: str, feeds: dict) -> np.ndarray:
-        if name in feeds:
-            return feeds[name]
-        constant = self.ctx.constant(name)
-        if constant is not None:
-            return constant
-        return self.ctx.evaluate([name], feeds)[0]
+    # -- one check -----------------------------------------------------------------------------
 
-    def run(self, assign: dict[int, int], salt: int = 0) -> tuple[np.ndarray, np.ndarray, dict]:
-        sym = self.symbols
-        theta = self._theta(sym.concrete(self.trace.theta, assign), salt)
-        feeds = {self.trace.theta: theta}
-        for leaf in self.trace.shape_leaves:
-            dims = sym.concrete(leaf.inputs[0], assign)
-            if leaf.op_type == "Size":
-                feeds[leaf.outputs[0]] = np.array(int(np.prod(dims)), dtype=np.int64)
-                continue
-            rank = len(dims)
-            start, end = leaf.attr("start", 0), leaf.attr("end", rank)
-            start, end = (start + rank if start < 0 else start), (end + rank if end < 0 else end)
-            feeds[leaf.outputs[0]] = np.array(dims[max(0, start):max(0, min(end, rank))], dtype=np.int64)
-        sizes = {}
-        try:
-            for i, op in enumerate(self.trace.known):
-                op_theta = np.asarray(self._value(op.theta, feeds), dtype=np.float64)
-                if op.size is not None:
-                    sizes[i] = [int(s) for s in np.asarray(self._value(op.size, feeds)).reshape(-1)]
-                    spatial = sizes[i][2:]
-                else:
-                    spatial = list(op.output_size)
-                if op_theta.ndim != 3 or op_theta.shape[1] != len(spatial):
-                    raise ProbeFailed(f"{op.node.label}: theta {op_theta.shape} does not fit size {spatial}")
-                grid = affine_grid(op_theta, spatial, bool(op.align_corners), op.convention)
-                feeds[op.node.outputs[0]] = grid.astype(op_theta.dtype if op_theta.dtype != np.float64 else self.dtype)
-            grid = np.asarray(self._value(self.trace.grid, feeds))
-        except SurgeonError as exc:
-            raise ProbeFailed(str(exc)) from None
-        except (ValueError, IndexError, TypeError) as exc:  # a size that makes no sense
-            raise ProbeFailed(f"{type(exc).__name__}: {exc}") from None
-        return grid, theta, sizes
+    def _theta_count(self, assign: dict) -> int:
+        return self.symbols.concrete(self.trace.theta, assign)[0] if self.source.fed else 0
 
-    def _effective(self, theta: np.ndarray) -> np.ndarray:
-        """The [N, k, k+1] matrices the grid should be an affine grid of."""
-        if self.theta_map is not None:
-            return self.theta_map.apply(theta, self.k)
-        return theta.reshape(theta.shape[0], self.layout.rows, self.layout.cols)[:, :self.k, :]
-
-    def verify(self, grid: np.ndarray, theta: np.ndarray, acs) -> tuple[int, str] | str:
-        """(align_corners, convention) the grid matches, or why it does not."""
-        k = self.k
-        if grid.ndim != k + 2 or grid.shape[-1] != k:
-            return f"the grid has shape {list(grid.shape)}, not [N, {'D, ' if k == 3 else ''}H, W, {k}]"
-        if not np.issubdtype(grid.dtype, np.floating):
-            return f"the grid is of type {grid.dtype}"
-        batch, spatial = grid.shape[0], grid.shape[1:-1]
-        th = self._effective(theta)
-        if th.shape[0] != batch:
-            if th.shape[0] != 1:
-                return f"the grid's batch {batch} is neither theta's ({th.shape[0]}) nor a broadcast of it"
-            th = np.broadcast_to(th, (batch, *th.shape[1:]))
-        atol, rtol = tolerance(grid.dtype)
-        worst = np.inf
-        for ac in acs:
-            for convention in (TORCH, ONNX):
-                if convention == ONNX and not (ac and 1 in spatial):
-                    continue
-                expected = affine_grid(th, spatial, bool(ac), convention)
-                err = np.abs(grid.astype(np.float64) - expected)
-                if np.all(err <= atol + rtol * np.abs(expected)):
-                    return ac, convention
-                worst = min(worst, float(np.nanmax(err)) if err.size else 0.0)
-        return f"the grid is not affine_grid(theta) for align_corners 0 or 1 (max error {worst:.3g})"
-
-    def attempt(self, assign: dict[int, int], acs) -> Outcome | Failure:
-        try:
-            grid, theta, sizes = self.run(assign)
-        except ProbeFailed as exc:
-            return Failure(f"the region does not run on probe dims: {exc}", ran=False)
-        result = self.verify(grid, theta, acs)
-        return Failure(result, ran=True) if isinstance(result, str) else Outcome(grid, *result, sizes)
-
-    # -- the whole probe ---------------------------------------------------------------------
-
-    def probe(self) -> Verdict:
-        sym = self.symbols
-        classes = range(len(sym.classes))
-        base = {}
-        for c in classes:
-            base[c] = BATCH if c == sym.batch_class else BASE_VALUES[len(base) % len(BASE_VALUES)]
-        acs = (self.prefer_ac, 1 - self.prefer_ac)
-        first = self.attempt(base, acs)
-        if isinstance(first, Failure) and first.ran and self.allow_map and self._find_map(base, acs):
-            first = self.attempt(base, acs)
-        if isinstance(first, Failure):
-            found = self._search(base, acs)
-            if found is None:
-                return Verdict(reason=first.reason)
-            base, first = found
-        ac = first.align_corners
-        verdict = Verdict(k=self.k, homogeneous=self.homogeneous, align_corners=ac, convention=first.convention,
-                          theta_map=self.theta_map)
-        follows: dict[int, int] = {}  # output axis -> class
-        computed: set[int] = set()  # output axes that change with a class but are not copies of it
-        outcomes = [first]
-        for c in classes:
-            varied = dict(base)
-            varied[c] = BATCH_ALT if c == sym.batch_class else base[c] + ALT_STEP
-            other = self.attempt(varied, (ac,))
-            if isinstance(other, Failure) and other.ran and self.theta_map is not None:
-                return Verdict(reason=f"theta's transformation in the grid depends on {sym.name(c)}")
-            if isinstance(other, Failure) or other.align_corners != ac:
-                verdict.pinned[c] = base[c]
-                continue
-            outcomes.append(other)
-            for axis, (a, b) in enumerate(zip(first.grid.shape[:-1], other.grid.shape[:-1])):
-                if a == b:
-                    continue
-                if a != base[c] or b != varied[c] or axis in follows:
-                    computed.add(axis)
-                else:
-                    follows[axis] = c
-        dims = [("computed",) if a in computed else ("class", follows[a]) if a in follows else ("static", int(n))
-                for a, n in enumerate(first.grid.shape[:-1])]
-        if computed:
-            verdict.size_from = self._size_source(outcomes)
-            if 0 in computed or verdict.size_from is None:
-                return Verdict(reason=f"output dims {sorted(computed)} are computed from input dims, not copied")
-        verdict.batch, verdict.spatial = dims[0], dims[1:]
-        theta_dim = sym.owners[self.trace.theta].dims[0]
-        verdict.theta_batch = ("static", theta_dim) if isinstance(theta_dim, int) else (
-            ("static", base[theta_dim[1]]) if theta_dim[1] in verdict.pinned else theta_dim)
-        if ac == 1:
-            verdict.size_one = self._size_one(base, [d[1] for d in verdict.spatial if d[0] == "class"])
-        return verdict
-
-    def _find_map(self, base: dict, acs) -> bool:
-        """Whether the grid is affine_grid(A(theta)) for one affine map A of theta's
-        coefficients (then kept for the rest of the probe and the rewrite)."""
-        needed = self.layout.rows * self.layout.cols + 4  # more samples than unknowns: a check
-        runs, items = [], 0
-        for salt in range(1, needed + 1):
+    def check(self, assign: dict, acs, salt: int = 0, runs: int = 1) -> Outcome | Failure:
+        """Run the region ``runs`` times at these dims; every run must agree on one setting."""
+        agreement = None
+        count = self._theta_count(assign)
+        for r in range(runs):
+            start = (3 * salt + r * count) % KIND_COUNT  # which spanning kinds this run gets
+            thetas, labels = self.source.thetas(count, start, salt) if self.source.fed else (None, None)
             try:
-                grid, theta, _ = self.run(base, salt)
+                run = self.region.run(assign, thetas)
+            except ProbeFailed as exc:
+                return Failure(f"the region does not run on probe dims: {exc}", ran=False)
+            grid = run.grid
+            if grid.ndim != self.k + 2 or grid.shape[-1] != self.k or not np.issubdtype(grid.dtype, np.floating):
+                return Failure(f"the grid has shape {list(grid.shape)} and type {grid.dtype}, not "
+                               f"[N, {'D, ' if self.k == 3 else ''}H, W, {self.k}] floats", ran=True)
+            expected = self.source.expected(thetas)
+            if expected.shape[0] not in (1, grid.shape[0]):
+                return Failure(f"the grid's batch {grid.shape[0]} is neither theta's ({expected.shape[0]}) "
+                               "nor a broadcast of it", ran=True, grid_batch=grid.shape[0])
+            result = compare(grid, expected, acs, self.tol)
+            if not isinstance(result, Agreement):
+                what = {"plain": "affine_grid(theta)", "map": "affine_grid of an affine map of theta",
+                        "fixed": "affine_grid of the fitted theta"}[self.mode]
+                settings = " or ".join(map(str, acs))
+                return Failure(f"the grid is not {what} for align_corners {settings}: {result.describe(labels)}",
+                               ran=True, nonfinite=bool(np.isnan(result.error)), grid_batch=grid.shape[0])
+            if agreement is not None and result != agreement:
+                return Failure("the grid's size-1 convention changes between probe thetas", ran=True)
+            agreement, acs = result, (result.align_corners,)
+        return Outcome(grid.shape, agreement, run.sizes, assign)
+
+    # -- the start: a first setting that verifies --------------------------------------------------
+
+    def _start(self, base: dict) -> Outcome | Failure:
+        if self.mode == "fixed":
+            fitted = self._fit_fixed(base)
+            if isinstance(fitted, Failure):
+                return fitted
+        elif self.mode == "map":
+            if not self._find_map(base):
+                return Failure("no affine map of theta gives this grid", ran=True)
+        count = self._theta_count(base)
+        runs = math.ceil(KIND_COUNT / count) if self.source.fed and count else 1
+        return self.check(base, self.acs, 0, runs)
+
+    def _fit_fixed(self, base: dict) -> Failure | None:
+        """A grid with no theta: fit one theta per item (exactly, or the grid is not affine)."""
+        try:
+            grid = self.region.run(base, None).grid
+        except ProbeFailed as exc:
+            return Failure(f"the grid cannot be computed on probe dims: {exc}", ran=False)
+        k = grid.shape[-1] if grid.ndim in (4, 5) else 0
+        if k != grid.ndim - 2 or not np.issubdtype(grid.dtype, np.floating):
+            return Failure(f"a value of shape {list(grid.shape)} is not a grid", ran=True)
+        self.k = k
+        for ac in self.acs:
+            theta = fit_items(grid, ac, self.tol)
+            if theta is None:
+                continue
+            atol, rtol = self.tol
+            same = np.all(np.abs(theta - theta[:1]) <= atol + rtol * np.abs(theta[:1]))
+            self.source = FixedSource(theta[:1] if same else theta)
+            self.acs = (ac,)
+            return None
+        return Failure("the grid reads no theta and is not affine_grid(theta) for any theta", ran=True)
+
+    def _find_map(self, base: dict) -> bool:
+        """Whether the grid is affine_grid(A(theta)) for one affine map A of theta's
+        coefficients, fitted over more probe thetas than it has unknowns."""
+        needed = self.layout.rows * self.layout.cols + 4
+        count = self._theta_count(base)
+        runs = []
+        for r in range(math.ceil(needed / max(count, 1))):
+            thetas, _ = self.source.thetas(count, r * count, MAP_SALT + r)
+            try:
+                grid = self.region.run(base, thetas).grid
             except ProbeFailed:
                 return False
-            if grid.ndim != self.k + 2 or grid.shape[-1] != self.k or theta.shape[0] not in (1, grid.shape[0]):
+            if grid.ndim != self.k + 2 or grid.shape[-1] != self.k or (grid.shape[0] != count and count != 1):
                 return False
-            runs.append((grid, theta))
-            items += theta.shape[0]
-            if items >= needed:
-                break
-        spatial = runs[0][0].shape[1:-1]
-        for ac in acs:
-            for convention in (TORCH, ONNX):
-                if convention == ONNX and not (ac and 1 in spatial):
-                    continue
-                thetas, targets = [], []
-                for grid, theta in runs:
-                    fitted = fit_items(grid, ac, convention)
-                    if fitted is None or not np.allclose(fitted, fitted[: theta.shape[0]].repeat(
-                            grid.shape[0] // theta.shape[0], axis=0), atol=1e-5):
+            runs.append((grid, thetas))
+        for ac in self.acs:
+            sources, targets = [], []
+            for grid, thetas in runs:
+                fitted = fit_items(grid, ac, self.tol)
+                if fitted is None:
+                    break
+                if grid.shape[0] != thetas.shape[0]:  # one theta broadcast: every item the same
+                    if not np.allclose(fitted, fitted[:1], atol=self.tol[0] * 10):
                         break
-                    thetas += list(theta.reshape(theta.shape[0], -1))
-                    targets += list(fitted[: theta.shape[0]].reshape(theta.shape[0], -1))
-                else:
-                    found = fit_map(np.array(thetas, np.float64), np.array(targets))
-                    if found is not None:
-                        self.theta_map = found
-                        return True
+                    fitted = fitted[:1]
+                sources += list(thetas.reshape(thetas.shape[0], -1))
+                targets += list(fitted.reshape(fitted.shape[0], -1))
+            else:
+                found = fit_map(np.array(sources), np.array(targets), self.tol)
+                if found is not None:
+                    self.source, self.acs = MapSource(self.layout, found), (ac,)
+                    return True
         return False
 
-    def _size_source(self, outcomes: list[Outcome]) -> int | None:
-        """A grid op whose size tensor held the output's spatial dims in every run: the rewrite
-        reads that tensor when the dims are computed rather than copied."""
-        for i in outcomes[0].sizes:
-            if all(o.sizes.get(i, [])[2:] == list(o.grid.shape[1:-1]) for o in outcomes):
-                return i
-        return None
+    # -- ties between dims, tried only when all-distinct dims do not run -------------------------
 
-    def _search(self, base: dict, acs):
-        """Dims the region accepts when the base ones fail: sizes found in its constants first
-        (arange lengths), then their divisors (a flattened H*W base grid)."""
-        sym = self.symbols
-        free = [c for c in base if c != sym.batch_class]
-        if not free:
-            return None
-        per_class = max(2, int(MAX_SEARCH ** (1 / len(free))))
-        values = self._size_hints()[:per_class]
-        for combo in itertools.islice(itertools.product(values, repeat=len(free)), MAX_SEARCH):
-            assign = dict(base)
-            assign.update(zip(free, combo))
-            result = self.attempt(assign, acs)
+    def probe(self) -> Verdict:
+        failures, found = [], None
+        for groups, fixed in self._partitions():  # every partition gets its turn
+            self.groups, self.fixed = [list(g) for g in groups], fixed
+            base = self._base()
+            result = self._start(base)
             if isinstance(result, Outcome):
-                return assign, result
-        return None
+                found = base, result
+                break
+            failures.append(result)
+        if found is None and not any(f.ran for f in failures):
+            found = self._search(self._base())
+        if found is None:
+            ran = [f for f in failures if f.ran]
+            return Verdict(reason=(ran or failures)[0].reason)
+        base, outcome = found
+        ac = outcome.agreement.align_corners
+        if any(len(g) > 1 for g in self.groups):
+            base = self._split(base, ac)
+            if isinstance(base, str):
+                return Verdict(reason=base)
+            outcome = self.check(base, (ac,), salt=0)
+            if not isinstance(outcome, Outcome):
+                return Verdict(reason=outcome.reason)
+        return self._conclude(base, outcome, ac)
 
-    def _size_hints(self) -> list[int]:
-        found: set[int] = set()
-        arrays = [self.ctx.constant(name) for name in self.trace.constants]
-        arrays += [n.attr("value") for n in self.trace.nodes if n.is_op("Constant")]
-        for value in arrays:
-            if not isinstance(value, np.ndarray):
-                continue
-            found.update(int(d) for d in value.shape if 2 <= d <= 4096)
-            if value.dtype.kind in "iu" and value.size <= 8:
-                found.update(int(v) for v in value.reshape(-1) if 2 <= v <= 4096)
-        found.update(d for d in self.ctx.shape(self.trace.grid) or () if isinstance(d, int) and 2 <= d <= 4096)
-        divisors = {d for n in found for d in range(2, n) if n % d == 0} - found
-        return sorted(found) + sorted(divisors)
-
-    def _size_one(self, base: dict, classes: list[int]) -> str | None:
-        """With align_corners=1, what the region does when a dynamic output dim is 1."""
-        if not classes:
-            return None
-        ones = dict(base)
-        ones.update({c: 1 for c in classes})
-        result = self.attempt(ones, (1,))
-        return "unchecked" if isinstance(result, Failure) else result.convention

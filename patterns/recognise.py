@@ -1,22 +1,24 @@
-"""Is a sampler's grid an affine grid, and of what? Trace the grid back to a theta cut, probe the
-region (or fit a constant grid), and retry further up when a cut does not verify."""
+"""Is a sampler's grid an affine grid, and of what? Every strategy gets its turn before the
+answer is no: cuts at theta-shaped values nearest the grid first, then further up (a transposed
+square matrix, or one of several candidates computed from another, is walked through); theta as
+it is, then an affine map of it; then, for a grid that reads no run-time theta, a theta fitted to
+the grid's values."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
-
-import numpy as np
 
 from surgeon import MatchContext
 
-from .constant_grid import fit_constant_grid
 from .probe import Prober, Verdict
 from .samplers import Sampler
 from .signature import region_key
 from .symbols import Symbols, symbols_for
-from .trace import ThetaLayout, Trace, theta_layout, trace_grid
+from .trace import ThetaLayout, Trace, TraceError, theta_layout, trace_grid
 
-MAX_CUTS = 3  # theta-shaped cuts tried, nearest to the grid first
+MAX_CUTS = 4  # traces tried per sampler, nearest cut first
+MODES = ("plain", "fixed", "map")
 
 
 @dataclass
@@ -24,13 +26,12 @@ class Recognition:
     trace: Trace
     symbols: Symbols
     verdict: Verdict
-    layout: ThetaLayout
-    theta_value: np.ndarray | None = None  # theta fitted to a constant grid
+    layout: ThetaLayout | None
 
     @property
     def theta(self) -> str | None:
         """The value the rewrite reads as theta (None: it writes the fitted one)."""
-        return self.trace.theta if self.theta_value is None else None
+        return None if self.verdict.theta_value is not None else self.trace.theta
 
 
 class Recogniser:
@@ -41,57 +42,71 @@ class Recogniser:
         self.verdicts: dict[tuple, Verdict] = {}
 
     def __call__(self, ctx: MatchContext, sampler: Sampler) -> Recognition | str:
-        """The recognition, or the first reason the grid is not an affine grid. A transposed
-        square matrix is theta-shaped too: a cut that does not verify is retried further up.
-        A grid of a transformed theta is only looked for once no cut verifies as it is."""
-        first_reason = None
-        for allow_map in (False, True):
-            past: set[str] = set()
-            for _ in range(MAX_CUTS):
-                trace = trace_grid(ctx, sampler.grid, sampler.x, self.pattern_name, frozenset(past))
-                if isinstance(trace, str):
-                    return first_reason or trace
-                found = self._one_cut(ctx, sampler, trace, allow_map)
+        traces = self._traces(ctx, sampler)
+        reasons: list = [None] * len(traces)  # per trace: its first probe's reason
+        # Plain cuts first (a transposed square matrix is cut at the matrix, not mapped); then a
+        # grid of constants and shapes only (no theta, or a constant one used in pixel units) is
+        # fitted; last, a run-time theta transformed by an affine map.
+        for mode in MODES:
+            for i, trace in enumerate(traces):
+                if not isinstance(trace, Trace):
+                    continue
+                if mode == "fixed":
+                    if trace.theta is not None and not trace.constant_theta:
+                        continue
+                    trace = dataclasses.replace(trace, theta=None)
+                elif trace.theta is None:
+                    continue
+                found = self._one(ctx, sampler, trace, mode)
                 if isinstance(found, Recognition):
                     return found
-                first_reason = first_reason or found
-                if trace.theta is None or ctx.producer(trace.theta) is None:
-                    break
-                past.add(trace.theta)
-        return first_reason
+                reasons[i] = _joined(reasons[i], found, mode)
+        # A probe's reason says what disagreed; a trace's only why no cut was found there.
+        traced = [t.reason for t in traces if isinstance(t, TraceError)]
+        return next((r for r in reasons + traced if r), "no cut found")
 
-    def _one_cut(self, ctx: MatchContext, sampler: Sampler, trace: Trace, allow_map: bool) -> Recognition | str:
-        if trace.theta is None:
-            return self._fit(ctx, sampler, trace)
-        symbols = symbols_for(ctx, trace, sampler)
+    def _traces(self, ctx: MatchContext, sampler: Sampler) -> list:
+        """Traces for growing sets of values walked through, nearest cut first."""
+        out, todo, tried = [], [frozenset()], set()
+        while todo and len(out) < MAX_CUTS:
+            past = todo.pop(0)
+            if past in tried:
+                continue
+            tried.add(past)
+            trace = trace_grid(ctx, sampler.grid, sampler.x, self.pattern_name, past)
+            out.append(trace)
+            if isinstance(trace, TraceError):
+                if trace.through:
+                    todo.append(past | frozenset(trace.through))
+            elif trace.theta is not None and ctx.producer(trace.theta) is not None:
+                todo.append(past | {trace.theta})
+        return out
+
+    def _one(self, ctx: MatchContext, sampler: Sampler, trace: Trace, mode: str) -> Recognition | str:
+        k = None
+        if mode == "fixed":
+            dims = ctx.shape(sampler.x) or ctx.shape(trace.grid)
+            k = len(dims) - 2 if dims and len(dims) in (4, 5) else 2
+        symbols = symbols_for(ctx, trace, sampler, k)
         if isinstance(symbols, str):
             return symbols
-        verdict = self._verdict(ctx, trace, symbols, sampler, allow_map)
-        if verdict.reason and trace.constant_theta and not trace.shape_leaves:
-            # A fixed theta used some other way (pixel units, say): the grid is still a
-            # constant, and may still be an affine grid of some other theta.
-            fitted = self._fit(ctx, sampler, trace)
-            if isinstance(fitted, Recognition):
-                return fitted
+        try:
+            key = region_key(ctx, trace, symbols, sampler.x, (ctx.opset(""), sampler.align_corners, mode))
+        except ValueError as exc:
+            return str(exc)
+        if key not in self.verdicts:
+            self.verdicts[key] = Prober(ctx, trace, symbols, sampler.align_corners, mode).probe()
+        verdict = self.verdicts[key]
         if verdict.reason:
             return verdict.reason
-        return Recognition(trace, symbols, verdict, theta_layout(symbols.owners[trace.theta].dims))
+        layout = theta_layout(symbols.owners[trace.theta]) if mode != "fixed" else None
+        return Recognition(trace, symbols, verdict, layout)
 
-    @staticmethod
-    def _fit(ctx: MatchContext, sampler: Sampler, trace: Trace) -> Recognition | str:
-        fitted = fit_constant_grid(ctx, trace, sampler.align_corners)
-        if isinstance(fitted, str):
-            return fitted
-        verdict, theta = fitted
-        symbols = symbols_for(ctx, trace, sampler, k=verdict.k, constant=True)
-        return Recognition(trace, symbols, verdict, ThetaLayout(verdict.k, verdict.k + 1, False), theta)
 
-    def _verdict(self, ctx: MatchContext, trace: Trace, symbols: Symbols, sampler: Sampler,
-                 allow_map: bool) -> Verdict:
-        try:
-            key = region_key(ctx, trace, symbols, sampler.x, (ctx.opset(""), sampler.align_corners, allow_map))
-        except ValueError as exc:
-            return Verdict(reason=str(exc))
-        if key not in self.verdicts:
-            self.verdicts[key] = Prober(ctx, trace, symbols, sampler.align_corners, allow_map).probe()
-        return self.verdicts[key]
+def _joined(first: str | None, found: str, mode: str) -> str:
+    """The first strategy's reason; a map that was found but then failed says more: added."""
+    if first is None:
+        return found
+    if mode == "map" and not found.startswith("no affine map") and found != first:
+        return f"{first}; as an affine map of theta: {found}"
+    return first

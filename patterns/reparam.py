@@ -1,10 +1,11 @@
-"""Affine grids of a theta that the grid computation transforms first.
+"""Fitting theta to a grid, and affine maps of theta.
 
 A grid can be ``affine_grid(theta')`` where ``theta'`` is an affine function of the model's theta
-(torchvision's tensor ``affine`` divides a pixel-space matrix by ``[W/2, H/2]`` inside the grid).
-Per probe item, ``theta'`` is fitted to the grid by least squares (exactly, or not at all); over
-enough random thetas the map ``theta -> theta'`` is fitted too. The rewrite applies the map to
-theta before the op, so the op sees the theta the grid was an affine grid of.
+(torchvision's tensor ``affine`` divides a pixel-space matrix by ``[W/2, H/2]`` inside the grid),
+or a constant (a grid with no theta at all). Per item, ``theta'`` is fitted to the grid by least
+squares (exactly, or not at all); over enough probe thetas the map ``theta -> theta'`` is fitted
+too. Fits use torch's convention for size-1 dims: an ONNX-style -1 there is absorbed into the
+translation, so the map or constant already compensates for it.
 """
 
 from __future__ import annotations
@@ -16,20 +17,17 @@ import numpy as np
 from .analytic import affine_grid
 
 
-def tolerance(dtype) -> tuple[float, float]:
-    # Half precision rounds each of the three products and sums: a few ulps of values near 2.
-    return (5e-3, 5e-3) if dtype == np.float16 or str(dtype) == "bfloat16" else (1e-5, 1e-5)
-
-
-def fit_items(grid: np.ndarray, align_corners: int, convention: str) -> np.ndarray | None:
-    """theta [N, k, k+1] with ``affine_grid(theta) == grid`` within tolerance, or None."""
+def fit_items(grid: np.ndarray, align_corners: int, tol: tuple[float, float]) -> np.ndarray | None:
+    """theta [N, k, k+1] with ``affine_grid(theta) == grid`` within ``tol``, or None."""
     k = grid.shape[-1]
     spatial = grid.shape[1:-1]
-    coords = affine_grid(np.eye(k, k + 1)[None], spatial, bool(align_corners), convention).reshape(-1, k)
+    if not np.all(np.isfinite(grid)):
+        return None
+    coords = affine_grid(np.eye(k, k + 1)[None], spatial, bool(align_corners)).reshape(-1, k)
     basis = np.concatenate([coords, np.ones((coords.shape[0], 1))], axis=1)
     target = grid.astype(np.float64).reshape(grid.shape[0], -1, k)
     theta = np.stack([np.linalg.lstsq(basis, g, rcond=None)[0].T for g in target])
-    atol, rtol = tolerance(grid.dtype)
+    atol, rtol = tol
     fitted = np.einsum("pj,nij->npi", basis, theta)
     return theta if np.all(np.abs(fitted - target) <= atol + rtol * np.abs(target)) else None
 
@@ -46,14 +44,15 @@ class ThetaMap:
         return (flat @ self.weight + self.bias).reshape(theta.shape[0], k, k + 1)
 
 
-def fit_map(thetas: np.ndarray, targets: np.ndarray) -> ThetaMap | None:
+def fit_map(thetas: np.ndarray, targets: np.ndarray, tol: tuple[float, float]) -> ThetaMap | None:
     """The affine map from flattened thetas [n, p] to flattened fitted thetas [n, q], when one
     explains every sample (n must exceed p + 1 for the fit to be a check)."""
     if thetas.shape[0] < thetas.shape[1] + 2:
         return None
     design = np.concatenate([thetas, np.ones((thetas.shape[0], 1))], axis=1)
     solution = np.linalg.lstsq(design, targets, rcond=None)[0]
-    if not np.all(np.abs(design @ solution - targets) <= 1e-4 * (1 + np.abs(targets))):
+    atol, rtol = tol
+    if not np.all(np.abs(design @ solution - targets) <= 10 * (atol + rtol * np.abs(targets))):
         return None
     weight, bias = solution[:-1], solution[-1]
     weight[np.abs(weight) < 1e-6] = 0.0  # fitting noise from float32 grids, not coefficients

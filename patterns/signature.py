@@ -30,7 +30,8 @@ def fingerprint(array: np.ndarray) -> tuple:
 
 
 def region_key(ctx: MatchContext, trace: Trace, symbols: Symbols, image: str, extra: tuple) -> tuple:
-    ids: dict[str, tuple] = {trace.theta: ("theta",)}
+    ids: dict[str, tuple] = {trace.theta: ("theta",)} if trace.theta else {}
+    ids.update((v, ("int", symbols.pattern(v))) for v in trace.int_leaves)  # sizes given as data
     leaves = {id(n) for n in trace.shape_leaves}
     folded = {id(n) for n in trace.folded}
 
@@ -45,7 +46,8 @@ def region_key(ctx: MatchContext, trace: Trace, symbols: Symbols, image: str, ex
         return ids[value]
 
     items: list = [extra, ("image", symbols.pattern(image)),
-                   ("theta", symbols.pattern(trace.theta), ctx.dtype(trace.theta))]
+                   ("theta", symbols.pattern(trace.theta), ctx.dtype(trace.theta) if trace.theta else None),
+                   ("ints", tuple(ctx.dtype(v) for v in trace.int_leaves))]
     for node in trace.nodes:
         if id(node) in folded:
             continue  # its output is a constant leaf

@@ -1,9 +1,10 @@
 """Walk a sampler's grid back to the cut where run-time data enters.
 
 The walk stops at constants, at theta-shaped run-time values (the candidates), at the outputs of
-known grid ops (whose theta input is then the candidate) and at ``Shape``/``Size`` of run-time
-tensors (fed with concrete dims when probing). A grid qualifies when exactly one candidate is
-left and no other run-time value is read: everything else is constant or comes from shapes.
+known grid ops (whose theta input is then the candidate), at ``Shape``/``Size`` of run-time
+tensors (fed with concrete dims when probing) and at short run-time int tensors (a size given as
+data: fed with concrete sizes). A grid qualifies when at most one candidate is left and no other
+run-time value is read: everything else is constant or comes from shapes and sizes.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from .grid_ops import KnownGrid, read_known_grid
 THETA_FORMS = {(2, 3): (2, False), (3, 4): (3, False), (3, 3): (2, True), (4, 4): (3, True)}
 FLAT_FORMS = {(6,): (2, 3), (12,): (3, 4), (9,): (3, 3), (16,): (4, 4)}
 _FLOATS = {TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.DOUBLE, TensorProto.BFLOAT16}
+_INTS = {TensorProto.INT64, TensorProto.INT32}
+MAX_INT_LEAF = 5  # a size tensor holds at most [N, C, D, H, W]
 MAX_REGION_NODES = 400  # affine grids take tens of nodes; past this it is a network, not a grid
 MAX_SHAPE_WALK = 64  # how far to look before calling a Shape input a run-time tensor
 
@@ -35,6 +38,15 @@ class Trace:
     constants: list[str] = field(default_factory=list)  # constant values the region reads
     folded: list[Node] = field(default_factory=list)  # Shape/Size whose value is known statically
     constant_theta: bool = False  # theta is known before run time (None: no theta at all)
+    int_leaves: list[str] = field(default_factory=list)  # run-time int tensors read as sizes
+
+
+@dataclass
+class TraceError:
+    """Why a trace found no cut; ``through`` are candidates a retry may walk through."""
+
+    reason: str
+    through: list[str] = field(default_factory=list)
 
 
 def matrix_dims(dims) -> tuple[int, int] | None:
@@ -104,6 +116,16 @@ def _derivable(ctx: MatchContext, value: str) -> bool:
     return True
 
 
+def _is_int_leaf(ctx: MatchContext, value: str) -> bool:
+    """A short run-time int tensor computed from more than shapes: a size given as data."""
+    dims = ctx.shape(value)
+    if ctx.dtype(value) not in _INTS or dims is None or len(dims) > 1:
+        return False
+    if dims and not (isinstance(dims[0], int) and 1 <= dims[0] <= MAX_INT_LEAF):
+        return False
+    return ctx.constant(value) is None and not _derivable(ctx, value)
+
+
 def _unflatten(ctx: MatchContext, theta: str, members: dict) -> str:
     """A flat theta ([N, 9]) that only reshapes a matrix ([N, 3, 3]): cut at the matrix, so the
     rewrite reads it directly instead of reshaping it back."""
@@ -117,7 +139,7 @@ def _unflatten(ctx: MatchContext, theta: str, members: dict) -> str:
     return source
 
 
-def trace_grid(ctx: MatchContext, grid: str, image: str, pattern_name: str, past=frozenset()) -> Trace | str:
+def trace_grid(ctx: MatchContext, grid: str, image: str, pattern_name: str, past=frozenset()) -> Trace | TraceError:
     """The grid's region and its theta, or the reason it is not one theta's grid. Values in
     ``past`` are walked through, not taken as the cut (a transposed square matrix looks like
     theta too)."""
@@ -128,6 +150,7 @@ def trace_grid(ctx: MatchContext, grid: str, image: str, pattern_name: str, past
     known: list[KnownGrid] = []
     folded: list[Node] = []
     constants: dict[str, None] = {}
+    int_leaves: dict[str, None] = {}
     stack, seen = [grid], set()
     while stack:
         v = stack.pop()
@@ -138,6 +161,9 @@ def trace_grid(ctx: MatchContext, grid: str, image: str, pattern_name: str, past
             runtime.append(v)
             break
         node = ctx.producer(v)
+        if v != grid and _is_int_leaf(ctx, v):
+            int_leaves[v] = None
+            continue
         if node is None:
             if theta_form(ctx, v) is not None:
                 candidates[v] = None  # constant ones are sorted out below
@@ -166,10 +192,10 @@ def trace_grid(ctx: MatchContext, grid: str, image: str, pattern_name: str, past
             candidates[v] = None
             continue
         if node.subgraphs():
-            return f"the grid is computed with control flow ({node.label})"
+            return TraceError(f"the grid is computed with control flow ({node.label})")
         members[id(node)] = node
         if len(members) > MAX_REGION_NODES:
-            return f"no theta-shaped cut within {MAX_REGION_NODES} nodes of the grid"
+            return TraceError(f"no theta-shaped cut within {MAX_REGION_NODES} nodes of the grid")
         if _is_shape_op(node):
             if ctx.constant(v) is not None:
                 folded.append(node)  # the tensor's shape is static: a constant of the region
@@ -187,12 +213,16 @@ def trace_grid(ctx: MatchContext, grid: str, image: str, pattern_name: str, past
     fixed = [c for c in candidates if c not in live]
     if runtime:
         named = ", ".join(repr(r) for r in runtime[:3])
-        return f"the grid depends on run-time data other than one theta-shaped tensor ({named})"
+        return TraceError(f"the grid depends on run-time data other than one theta-shaped tensor ({named})")
     if len(live) > 1 or (not live and len(fixed) > 1):
-        return "the grid reads several theta-shaped tensors (" + ", ".join(repr(c) for c in (live or fixed)[:3]) + ")"
+        several = live or fixed
+        named = ", ".join(repr(c) for c in several[:3])
+        return TraceError(f"the grid reads several theta-shaped tensors ({named})",
+                          [c for c in several if ctx.producer(c) is not None])
     theta = live[0] if live else fixed[0] if fixed else None
     constants.update((c, None) for c in fixed if c != theta)
     if theta is not None:
         theta = _unflatten(ctx, theta, members)
     nodes = sorted(members.values(), key=lambda n: n.position)
-    return Trace(grid, theta, nodes, shape_leaves, known, list(constants), folded, constant_theta=not live)
+    return Trace(grid, theta, nodes, shape_leaves, known, list(constants), folded, constant_theta=not live,
+                 int_leaves=list(int_leaves))

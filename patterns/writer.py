@@ -1,6 +1,7 @@
 """Writing the replacement: theta made ready for the op (rows sliced from a homogeneous matrix,
-cast to the image's type, its batch broadcast explicitly), the ``size`` tensor when the output
-size is dynamic, and the contract's nodes with their shapes declared."""
+mapped, moved to the original's size-1 coordinate, cast to the image's type, its batch broadcast
+explicitly), the ``size`` tensor when the output size is dynamic, and the contract's nodes with
+their shapes declared."""
 
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ from onnx import TensorProto, helper
 
 from surgeon import RewriteContext
 
+from .convention import compensate
 from .grid_ops import CUSTOM_DOMAIN
-from .samplers import onnx_mode_name
 from .reparam import ThetaMap
+from .samplers import onnx_mode_name
 from .trace import ThetaLayout
 
 
@@ -21,18 +23,18 @@ from .trace import ThetaLayout
 class Plan:
     form: str  # "fused" or "grid"
     image: str
-    theta: str
+    theta: str | None  # None: a fitted theta is written (theta_value)
     grid: str
     output: str | None  # the sampler's output (fused, or when the sampler is rewritten too)
     k: int
-    layout: ThetaLayout  # how theta holds its matrices (flat rows, homogeneous)
+    layout: ThetaLayout | None  # how theta holds its matrices (flat rows, homogeneous)
     align_corners: int
     mode: str
     padding_mode: str
     cast_to: int | None  # element type theta must be cast to
     elem_type: int  # of the image / grid
     broadcast: tuple | None  # batch piece theta is expanded to, or None
-    batch: tuple  # size pieces: ("const", n) or ("dim", value, axis)
+    batch: tuple  # size pieces: ("const", n), ("dim", value, axis) or ("elem", int tensor, index)
     channels: tuple
     spatial: list  # per spatial dim, a piece
     out_dims: list  # value_info dims of the output: N, C, *spatial
@@ -41,8 +43,14 @@ class Plan:
     theta_value: np.ndarray | None = None  # theta fitted to a constant grid: written as a constant
     size_value: str | None = None  # the model's own size tensor, when the dims are computed from inputs
     theta_map: ThetaMap | None = None  # applied to theta first: the grid was affine_grid(map(theta))
+    size_one: dict = field(default_factory=dict)  # output dim -> the original's size-1 coordinate (not 0)
     opset: int = 20
     warnings: list[str] = field(default_factory=list)
+
+    def reads(self) -> list[str]:
+        """Values of the model the rewrite reads besides the image and theta."""
+        pieces = [self.batch, self.channels, *self.spatial]
+        return [p[1] for p in pieces if p[0] in ("dim", "elem")] + ([self.size_value] if self.size_value else [])
 
     @property
     def static_size(self) -> list[int] | None:
@@ -70,12 +78,23 @@ class Writer:
             self._shapes[value] = self._node("Shape", [value], f"{value}_shape", TensorProto.INT64, [rank or None])
         return self._shapes[value]
 
+    def _elements(self, value: str) -> str:
+        """An int tensor read as data, as int64 [n] (a scalar or int32 size is converted)."""
+        dims = self.ctx.shape(value)
+        if self.ctx.dtype(value) != TensorProto.INT64:
+            value = self._node("Cast", [value], f"{value}_int64", TensorProto.INT64, dims, to_i=TensorProto.INT64)
+        if dims == ():
+            value = self._node("Reshape", [value, self._const([1], f"{value}_one")], f"{value}_vector",
+                               TensorProto.INT64, [1])
+        return value
+
     def _pieces(self, pieces: list[tuple], hint: str) -> str:
-        """An int64 1-D tensor from constant and dim pieces: runs of constants become one
-        initializer, runs of dims of one value one Gather (all of a value's dims: its Shape)."""
+        """An int64 1-D tensor from constant, dim and element pieces: runs of constants become one
+        initializer, runs of one value's dims or elements one Gather (all of its dims: its Shape;
+        all of its elements: itself)."""
         groups: list[list] = []  # [kind, value, items]
         for piece in pieces:
-            kind, value, item = ("const", None, int(piece[1])) if piece[0] == "const" else ("dim", piece[1], piece[2])
+            kind, value, item = ("const", None, int(piece[1])) if piece[0] == "const" else piece
             if groups and groups[-1][0] == kind and groups[-1][1] == value:
                 groups[-1][2].append(item)
             else:
@@ -84,10 +103,16 @@ class Writer:
         for kind, value, items in groups:
             if kind == "const":
                 parts.append(self._const(items, f"{hint}_const"))
-            elif items == list(range(len(self.ctx.shape(value) or ()))):
-                parts.append(self._shape_of(value))
+                continue
+            if kind == "dim":
+                source, length = self._shape_of(value), len(self.ctx.shape(value) or ())
             else:
-                parts.append(self._node("Gather", [self._shape_of(value), self._const(items, f"{hint}_axes")],
+                dims = self.ctx.shape(value)
+                source, length = self._elements(value), (dims[0] if dims else 1)
+            if items == list(range(length)):
+                parts.append(source)
+            else:
+                parts.append(self._node("Gather", [source, self._const(items, f"{hint}_axes")],
                                         f"{hint}_dims", TensorProto.INT64, [len(items)], axis_i=0))
         if len(parts) == 1:
             return parts[0]
@@ -96,7 +121,11 @@ class Writer:
     def theta(self) -> str:
         p, rows = self.plan, self.plan.k
         if p.theta_value is not None:
-            return self.ctx.add_constant(p.theta_value, "theta_fitted")
+            dtype = helper.tensor_dtype_to_np_dtype(p.elem_type)
+            t = self.ctx.add_constant(p.theta_value.astype(dtype), "theta_fitted")
+            if p.size_one:
+                t = compensate(self, t, p.elem_type, p.theta_value.shape[0])
+            return self._expand(t, p.elem_type) if p.broadcast is not None else t
         t, layout = p.theta, p.layout
         elem = self.ctx.dtype(t) or p.elem_type
         batch = (self.ctx.shape(t) or (None,))[0]
@@ -108,13 +137,19 @@ class Writer:
         if layout.homogeneous and p.theta_map is None:
             t = self._node("Slice", [t, self._const([0], "rows_start"), self._const([rows], "rows_end"),
                                      self._const([1], "rows_axis")], "theta_rows", elem, [batch, rows, rows + 1])
+        if p.size_one:
+            t = compensate(self, t, elem, batch)
         if p.cast_to is not None:
             elem = p.cast_to
             t = self._node("Cast", [t], "theta_cast", elem, [batch, rows, rows + 1], to_i=elem)
         if p.broadcast is not None:
-            shape = self._pieces([p.broadcast, ("const", rows), ("const", rows + 1)], "theta_batch_shape")
-            t = self._node("Expand", [t, shape], "theta_expanded", elem, [p.out_dims[0], rows, rows + 1])
+            t = self._expand(t, elem)
         return t
+
+    def _expand(self, theta: str, elem: int) -> str:
+        rows = self.plan.k
+        shape = self._pieces([self.plan.broadcast, ("const", rows), ("const", rows + 1)], "theta_batch_shape")
+        return self._node("Expand", [theta, shape], "theta_expanded", elem, [self.plan.out_dims[0], rows, rows + 1])
 
     def _mapped(self, theta: str, elem: int, batch) -> str:
         """theta' = Reshape(Reshape(theta, [-1, p]) @ W + b, [-1, k, k+1])."""

@@ -3,41 +3,16 @@
 The single source for export_samples.py (which writes models/manifest.json from it) and for
 tests/test_samples.py (which rebuilds the torch module to compare outputs).
 """
-from dataclasses import dataclass, field
-
 import numpy as np
 
 from samples.lib_models import (AffineExpand, AffineNoopReshape, CondBranch, FlowWarp,
                                 GridInput, IfBranch, LibElementwise, LibHomogeneous, LibMatmul,
                                 MultiChain, NonAffineGrid)
+from samples.catalog_forms import FORM_SAMPLES
 from samples.sample_models import STN, AffineSample, SeedRecipe
+from samples.spec import NB, T2, T2B, T3, X2, X2B, X3, Sample
 
-X2, T2 = [2, 3, 16, 12], [2, 2, 3]          # 2-D: distinct H and W catch axis mix-ups
-X3, T3 = [2, 2, 6, 5, 4], [2, 3, 4]         # 3-D: distinct D, H, W
-X2B, T2B = [3, 3, 16, 12], [3, 2, 3]        # another batch, for dynamic-batch models
-NB = {"x": {0: "N"}, "theta": {0: "N"}}     # dynamic batch only
-
-
-@dataclass
-class Sample:
-    file: str
-    build: object                     # () -> torch module; forward is the reference
-    inputs: dict                      # name -> concrete shape used by tests
-    exporter: str                     # torchscript | dynamo | torchscript+aten_fallback | ...
-    opset: int
-    expected: str                     # fuse | untouched
-    chains: int                       # chains a rewriter should fuse (0 for negatives)
-    align_corners: int = 0
-    mode: str = "bilinear"            # torch names, whatever name the graph uses
-    padding_mode: str = "zeros"
-    dims: int = 2
-    dynamic: dict = None              # input name -> {axis: symbol}; None = all static
-    auto: bool = False                # dynamo Dim.AUTO on the axes listed in `dynamic`
-    alt_inputs: dict = None           # a second shape set the dynamic axes must accept
-    dtypes: dict = field(default_factory=dict)   # non-float32 inputs
-    outputs: list = field(default_factory=lambda: ["y"])
-    chain_settings: list = None       # per chain (align_corners, mode, padding_mode) if several
-    notes: str = ""
+RUNTIME_DATA = "run-time data other than one theta-shaped tensor"
 
 
 def _affine(file, exporter, opset, ac=0, mode="bilinear", pad="zeros", dims=2, **kw):
@@ -97,13 +72,14 @@ SAMPLES = [
 ]
 
 
-def _lib(stem, make, inputs, ts_dynamic, alt, ac=0, mode="bilinear", pad="zeros", notes=""):
+def _lib(stem, make, inputs, ts_dynamic, alt, ac=0, mode="bilinear", pad="zeros", notes="", ts_refusal=""):
     """The same torch code exported both ways: TorchScript opset 17 and dynamo opset 18."""
     build = lambda: make(align_corners=bool(ac), mode=mode, padding_mode=pad)  # noqa: E731
     common = dict(align_corners=ac, mode=mode, padding_mode=pad, notes=notes)
+    ts_expected = ("untouched", 0) if ts_refusal else ("fuse", 1)
     return [
-        Sample(f"{stem}_ts_opset17.onnx", build, inputs, "torchscript", 17, "fuse", 1,
-               dynamic=ts_dynamic, alt_inputs=alt, **common),
+        Sample(f"{stem}_ts_opset17.onnx", build, inputs, "torchscript", 17, *ts_expected,
+               dynamic=ts_dynamic, alt_inputs=alt, refusal=ts_refusal, **common),
         Sample(f"{stem}_dynamo_opset18.onnx", build, inputs, "dynamo", 18, "fuse", 1,
                dynamic=NB if "theta" in inputs else {"x": {0: "N"}, "M": {0: "N"}},
                alt_inputs={k: [3] + v[1:] for k, v in inputs.items()}, **common),
@@ -113,7 +89,10 @@ def _lib(stem, make, inputs, ts_dynamic, alt, ac=0, mode="bilinear", pad="zeros"
 SAMPLES += _lib("lib_elementwise", LibElementwise, {"x": X2, "theta": T2},
                 {"x": {0: "N", 2: "H", 3: "W"}, "theta": {0: "N"}},
                 {"x": [3, 3, 20, 18], "theta": [3, 2, 3]},
-                notes="linspace/meshgrid base, six theta gathers, Mul/Add per coefficient")
+                notes="linspace/meshgrid base, six theta gathers, Mul/Add per coefficient. TorchScript's "
+                      "linspace divides 0 by 0 at H or W = 1: its grid is NaN there, no rewrite equals it, so "
+                      "with H, W dynamic it stays (it fuses with --input-shape)",
+                ts_refusal="the original's grid is not finite")
 SAMPLES += _lib("lib_matmul", lambda **kw: LibMatmul((16, 12), **kw), {"x": X2, "theta": T2},
                 NB, _alt_batch(), pad="border", notes="constant [H*W,3] base @ theta^T")
 SAMPLES += _lib("lib_homogeneous", LibHomogeneous, {"x": X2, "M": [2, 3, 3]},
@@ -140,17 +119,17 @@ SAMPLES += _wrap("affine_noop_reshape", AffineNoopReshape,
 SAMPLES += [
     Sample(f"flow_warp_{ex}_opset{op}.onnx", lambda: FlowWarp((16, 12)),
            {"x": X2, "flow": [2, 2, 16, 12]}, exname, op, "untouched", 0,
-           dynamic={"x": {0: "N"}, "flow": {0: "N"}},
+           dynamic={"x": {0: "N"}, "flow": {0: "N"}}, refusal=RUNTIME_DATA,
            alt_inputs={"x": [3] + X2[1:], "flow": [3, 2, 16, 12]},
            notes="negative: grid = base + flow.permute(0,2,3,1); input of the flow-warp plugin")
     for ex, exname, op in (("ts", "torchscript", 17), ("dynamo", "dynamo", 18))
 ]
 SAMPLES += [
     Sample("neg_nonaffine_grid.onnx", NonAffineGrid, {"x": X2, "theta": T2}, "torchscript", 20,
-           "untouched", 0, dynamic=NB, alt_inputs=_alt_batch(),
+           "untouched", 0, dynamic=NB, alt_inputs=_alt_batch(), refusal="not affine_grid(theta)",
            notes="negative: AffineGrid -> Tanh -> GridSample; the sampled grid is not affine"),
     Sample("neg_random_grid.onnx", GridInput, {"x": X2, "grid": [2, 16, 12, 2]}, "torchscript",
-           17, "untouched", 0, dynamic={"x": {0: "N"}, "grid": {0: "N"}},
+           17, "untouched", 0, dynamic={"x": {0: "N"}, "grid": {0: "N"}}, refusal=RUNTIME_DATA,
            alt_inputs={"x": [3] + X2[1:], "grid": [3, 16, 12, 2]},
            notes="negative: the grid is a model input"),
     Sample("multi_chain.onnx", MultiChain, {"x": X2, "theta": T2, "theta2": T2}, "torchscript",
@@ -175,15 +154,30 @@ SAMPLES += [
 
 
 def make_inputs(s, shapes=None, seed=0):
-    """Deterministic, well-conditioned inputs by name: theta near identity, small flows."""
+    """Deterministic, well-conditioned inputs by name: theta near identity, small flows, sizes
+    that follow x's batch and channels; rotation parameters (angle, shift, scale) and MONAI's
+    pixel-space ``affine`` are drawn over their whole range."""
     rng = np.random.default_rng(seed)
     feeds = {}
-    for name, shape in (shapes or s.inputs).items():
+    shapes = shapes or s.inputs
+    for name, shape in shapes.items():
         if s.dtypes.get(name) == "bool":
             feeds[name] = np.array(seed % 2 == 0)
+        elif s.dtypes.get(name) == "int64":  # an output size [N, C, H_out, W_out] given as data
+            x = shapes["x"]
+            feeds[name] = np.array([x[0], x[1], 10 - 3 * seed, 8 + seed], np.int64)
         elif name in ("theta", "theta2", "M"):
             eye = np.eye(shape[-2], shape[-1], dtype=np.float32)
             feeds[name] = (eye + 0.25 * rng.standard_normal(shape)).astype(np.float32)
+        elif name == "affine":  # pixels: rotation, scale and a shift of a few pixels
+            feeds[name] = (np.eye(3) + 0.25 * rng.standard_normal(shape) * [1, 1, 12]).astype(np.float32)
+            feeds[name][:, 2] = [0, 0, 1]
+        elif name == "angle":
+            feeds[name] = rng.uniform(-np.pi, np.pi, shape).astype(np.float32)
+        elif name == "shift":
+            feeds[name] = rng.uniform(-0.5, 0.5, shape).astype(np.float32)
+        elif name == "scale":
+            feeds[name] = (rng.choice([-1, 1], shape) * rng.uniform(0.5, 1.5, shape)).astype(np.float32)
         elif name == "flow":
             feeds[name] = (0.15 * rng.standard_normal(shape)).astype(np.float32)
         elif name == "grid":
@@ -202,9 +196,13 @@ def manifest_entry(s):
             e[k] = getattr(s, k)
     if s.dtypes:
         e["dtypes"] = s.dtypes
+    for k in ("reference", "tolerance", "refusal"):  # only where they differ from the default
+        if getattr(s, k) != Sample.__dataclass_fields__[k].default:
+            e[k] = getattr(s, k)
     if s.notes:
         e["notes"] = s.notes
     return e
 
 
+SAMPLES += FORM_SAMPLES
 BY_FILE = {s.file: s for s in SAMPLES}

@@ -49,7 +49,9 @@ def example_args(s):
 
 
 def output_axes(s):
-    """Outputs follow x's dynamic axes when H/W move, else only the batch."""
+    """Outputs follow x's dynamic axes when H/W move, else only the batch (unless said)."""
+    if s.output_axes:
+        return {o: s.output_axes for o in s.outputs}
     x_axes = (s.dynamic or {}).get("x", {})
     axes = x_axes if len(x_axes) > 1 else {0: "N"} if s.dynamic else None
     return {o: axes for o in s.outputs} if axes else {}
@@ -104,7 +106,7 @@ EXPORTERS = {
         s, p, operator_export_type=torch.onnx.OperatorExportTypes.ONNX_ATEN_FALLBACK),
     "torchscript+ms_symbolic": export_ms,
     "dynamo": export_dynamo,
-    "onnx.helper": lambda s, p: onnx.save(handmade.if_branch(s.opset), p),
+    "onnx.helper": lambda s, p: onnx.save(handmade.BUILDERS[s.file](s.opset), p),
 }
 
 

@@ -30,3 +30,26 @@ def if_branch(opset=20):
                               producer_name="surgeon-samples")
     model.ir_version = 9   # readable by onnxruntime 1.17+, the oldest the project supports
     return model
+
+
+def native_size_input(opset=20):
+    """y = GridSample(x, AffineGrid(theta, size)) with ``size`` a model input (int64 [4]): the
+    standard op fed a size given as data, which no exporter writes (torch's affine_grid takes a
+    Python size)."""
+    fl = TensorProto.FLOAT
+    graph = helper.make_graph(
+        [helper.make_node("AffineGrid", ["theta", "size"], ["grid"], align_corners=0),
+         helper.make_node("GridSample", ["x", "grid"], ["y"], align_corners=0, mode="linear",
+                          padding_mode="zeros")],
+        "native_size_input",
+        [helper.make_tensor_value_info("x", fl, ["N", 3, 16, 12]),
+         helper.make_tensor_value_info("theta", fl, ["N", 2, 3]),
+         helper.make_tensor_value_info("size", TensorProto.INT64, [4])],
+        [helper.make_tensor_value_info("y", fl, ["N", 3, "H_out", "W_out"])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
+                              producer_name="surgeon-samples")
+    model.ir_version = 9
+    return model
+
+
+BUILDERS = {"if_branch.onnx": if_branch, "native_size_input_opset20.onnx": native_size_input}

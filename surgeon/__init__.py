@@ -21,10 +21,12 @@ from .rewrite.match import Match, Refusal, refuse
 from .rewrite.pattern import Pattern
 from .rewrite.report import Report
 from .rewrite.template import Const, TemplateError, match_template
+from .unfuse import UnfuseResult, unfuse
 from .validate import ValidationReport, validate
 
 __all__ = [
-    "fuse", "inspect", "run", "validate", "FuseResult", "ValidateOptions", "Report", "ValidationReport",
+    "fuse", "inspect", "run", "validate", "unfuse", "FuseResult", "UnfuseResult", "ValidateOptions", "Report",
+    "ValidationReport",
     "Pattern", "Match", "Refusal", "refuse", "MatchContext", "RewriteContext", "Node", "CustomOp", "PluginSet",
     "make_attribute", "make_attributes", "SurgeonError", "Const", "match_template", "TemplateError",
 ]

@@ -16,6 +16,7 @@ from onnx import ModelProto
 
 from . import graphsurgeon
 from .errors import SurgeonError
+from .functions import attach_functions
 from .modelio import LoadedModel, load_model_proto, save_model
 from .plugins import resolve
 from .rewrite.driver import Driver
@@ -53,7 +54,8 @@ class FuseResult:
 
 def fuse(model, output: str | os.PathLike | None = None, *, plugins=None, target: str | None = None,
          options: dict | None = None, input_shapes: Mapping[str, Sequence[int]] | None = None,
-         validate: bool | ValidateOptions = False, external_data: bool | None = None) -> FuseResult:
+         validate: bool | ValidateOptions = False, external_data: bool | None = None,
+         functions: bool = False) -> FuseResult:
     """Rewrite every match of the plugin set's enabled patterns.
 
     ``target`` asks patterns for another output form (e.g. ``"affine-grid"``); ``options`` are
@@ -61,17 +63,19 @@ def fuse(model, output: str | os.PathLike | None = None, *, plugins=None, target
     computations fold. ``validate`` checks the result against the original on the reference
     kernels and refuses to write one that fails (see ``ValidateOptions``). With ``output``, the
     result is written atomically, weights in ``OUT.data`` when ``external_data`` (default: as
-    the input, and past 2 GB).
+    the input, and past 2 GB). ``functions`` adds model-local function bodies for the custom ops
+    (from their plugins), so onnxruntime and ``onnx.reference`` run the result with no library.
     """
     return fuse_model(model, output, plugins=plugins, target=target, options=options, input_shapes=input_shapes,
-                      validate=validate, external_data=external_data)
+                      validate=validate, external_data=external_data, functions=functions)
 
 
 def fuse_model(model, output=None, *, plugins=None, target=None, options=None, input_shapes=None,
                validate: bool | ValidateOptions = False, external_data=None, keep_model: bool = True,
-               dry_run: bool = False) -> FuseResult:
+               dry_run: bool = False, functions: bool = False, report_path: str | None = None) -> FuseResult:
     """``fuse`` for the command line: ``keep_model=False`` lets the writer move weights out of
-    the returned model instead of copying them; ``dry_run`` marks the report as a preview."""
+    the returned model instead of copying them; ``dry_run`` marks the report as a preview;
+    ``report_path`` gets the JSON report, written with ``output`` (both appear, or neither)."""
     plugins = resolve(plugins)
     graph_in = graphsurgeon.is_graph(model)
     source = graphsurgeon.as_model(model)
@@ -83,6 +87,8 @@ def fuse_model(model, output=None, *, plugins=None, target=None, options=None, i
         opts["target"] = target
     report = Driver(loaded, plugins.enabled(), plugins.domains(), opts).run()
     report.dry_run = dry_run
+    if functions:
+        report.notes.extend(attach_functions(loaded.proto, plugins))
     validation = None
     if validate and report.rewrites:
         from .validate import validate as check
@@ -97,7 +103,8 @@ def fuse_model(model, output=None, *, plugins=None, target=None, options=None, i
             raise SurgeonError(f"validation failed: {failures[0] if failures else 'nothing compared'}; "
                                "output not written (--force writes it anyway)")
     if output is not None:
-        save_model(loaded, output, external_data=external_data, restore=keep_model)
+        texts = {report_path: report.to_json()} if report_path else None
+        save_model(loaded, output, external_data=external_data, restore=keep_model, texts=texts)
     result = graphsurgeon.from_proto(loaded.proto) if graph_in else loaded.proto
     return FuseResult(result, report, list(plugins.warnings), validation)
 

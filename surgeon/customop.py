@@ -5,14 +5,21 @@ Every field but the op's name is optional; the engine uses what is there:
 - ``kernel(inputs, attrs, device="cpu") -> [arrays]``: a reference kernel. ``inputs`` are numpy
   arrays (None for an absent optional input), ``attrs`` plain values (INT -> int, STRING -> str,
   INTS -> list). ``run`` and ``validate`` call it for each node when no runtime library is used.
-- ``ort_library(device) -> path | None``: an onnxruntime custom-op library implementing the op
-  for ``device`` ("cpu" or "cuda"), built on first call if need be; None when it cannot be had
-  on this machine. ``run`` and ``validate`` then run the model whole in one onnxruntime session.
-- ``to_standard(ctx, node, opset)``: writes standard ONNX computing the node's outputs (with the
-  ``RewriteContext`` a pattern's ``rewrite`` gets) for default-domain opset ``opset``, or returns
-  a reason (str) why that opset cannot express it. ``unfuse`` uses it.
-- ``function(opset, arity) -> FunctionProto``: a model-local function body for the op with
-  ``arity`` inputs, for ``fuse(functions=True)``.
+- ``ort_library(device) -> path``: an onnxruntime custom-op library implementing the op for
+  ``device`` ("cpu" or "cuda"), built on first call if need be; it raises, with a one-line
+  reason, when it cannot be had on this machine. ``run`` and ``validate`` then run the op inside
+  onnxruntime (the whole model in one session when every custom op has a library).
+- ``to_standard(ctx, node, opset) -> None | str``: writes standard ONNX computing the node's
+  outputs, under their names (with the ``RewriteContext`` a pattern's ``rewrite`` gets), for
+  default-domain opset ``opset``; or returns a reason (str) why that opset cannot express this
+  node, writing nothing. ``unfuse`` uses it; the engine removes the node.
+- ``function(opset, input_shapes) -> FunctionProto | str``: a model-local function body for the
+  op at default-domain opset ``opset``, for a node whose inputs have these shapes (one entry per
+  input given: the arity is ``len(input_shapes)``; each a tuple of dims, int or str, or None
+  where unknown); or a reason (str) the opset cannot express it. Shapes, not just the arity,
+  because what a body can express may depend on them (a rank the opset lacks). All nodes of one
+  op must get the same body (a function's inputs are fixed). ``fuse(functions=True)`` uses it
+  and writes the body's declared attribute defaults on every node that omits them.
 - ``draw_inputs``: ``{input index: draw(shape, dtype, rng) -> array}`` for inputs whose values
   random data would not exercise (a transform matrix: uniform noise never flips or rotates it).
   ``validate`` draws a model input with it when that input reaches the op's input unchanged
@@ -33,9 +40,9 @@ class CustomOp:
     domain: str
     op_type: str
     kernel: Kernel | None = None
-    ort_library: Callable[[str], "str | None"] | None = None
+    ort_library: Callable[[str], str] | None = None
     to_standard: Callable[..., "str | None"] | None = None
-    function: Callable[[int, int], Any] | None = None
+    function: Callable[..., Any] | None = None
     draw_inputs: Mapping[int, Draw] | None = None
 
     @property

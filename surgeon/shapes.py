@@ -158,5 +158,6 @@ def apply_input_shapes(proto: ModelProto, shapes: dict[str, Sequence[int]]) -> N
                     f"--input-shape: input {name!r} dim {i} is fixed at {declared.dim_value}, got {dims[i]}"
                 )
         tt.ClearField("shape")
+        tt.shape.SetInParent()  # a scalar's shape has no dims, but must still be there
         for d in dims:
             tt.shape.dim.add().dim_value = int(d)

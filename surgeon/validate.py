@@ -55,11 +55,12 @@ def validate(original, rewritten, feeds: Mapping[str, np.ndarray] | None = None,
              rtol: float | None = None, device: str = "cpu", *,
              input_shapes: Mapping[str, Sequence[int]] | None = None, seed: int = DEFAULT_SEED,
              max_bytes: int = DEFAULT_MAX_BYTES, max_mismatch: float = 0.0,
-             plugins=None) -> ValidationReport:
+             plugins=None, engine: str = "auto") -> ValidationReport:
     """Compare ``rewritten`` with ``original`` (each a path, ModelProto or LoadedModel; neither is
     modified or re-read when given in memory). ``feeds=None`` uses seeded random inputs.
     ``atol``/``rtol`` override the per-dtype defaults for every comparison. Custom nodes run on
-    the kernels of ``plugins`` (a PluginSet; None: the installed plugins)."""
+    the op libraries or kernels of ``plugins`` (a PluginSet; None: the installed plugins), as
+    ``engine`` says (see ``surgeon.run``)."""
     plugins = resolve(plugins)
     original, rewritten = graphsurgeon.as_model(original), graphsurgeon.as_model(rewritten)
     if not 0.0 <= max_mismatch <= 1.0:
@@ -69,11 +70,13 @@ def validate(original, rewritten, feeds: Mapping[str, np.ndarray] | None = None,
             raise SurgeonError(f"{label} must be >= 0, got {value}")
     timings: dict[str, float] = {}
     start = time.perf_counter()
-    orig = get_runner(original, plugins, device)
-    rew = get_runner(rewritten, plugins, device)
+    orig = get_runner(original, plugins, device, engine)
+    rew = get_runner(rewritten, plugins, device, engine)
     _check_same_inputs(orig, rew)
     orig.plan(), rew.plan()  # a missing kernel or an unsupported body is an error, not a failed rewrite
-    report = ValidationReport(atol=atol, rtol=rtol, max_mismatch=max_mismatch, device=device)
+    report = ValidationReport(atol=atol, rtol=rtol, max_mismatch=max_mismatch, device=device,
+                              engine=rew.engine.describe())
+    report.notes.extend(rew.engine.notes)
     if feeds is None:
         shapes = {**_fixed_by_rewrite(orig, rew), **dict(input_shapes or {})}
         drawers = input_drawers(rew.proto, plugins)
@@ -92,14 +95,15 @@ def validate(original, rewritten, feeds: Mapping[str, np.ndarray] | None = None,
                 entry["source"] = f"random, seed {seed}, {describe(drawers[entry['name']])}"
     timings["load"] = time.perf_counter() - start
 
-    regions = find_regions(orig.proto, rew.proto, rew.planner)
+    regions = find_regions(orig.proto, rew.proto, rew.is_custom)
     keep = list(dict.fromkeys(orig.output_names + [n for r in regions for n in r.leaves + r.produces]))
     t = time.perf_counter()
     reference = orig.run(feeds, keep)
     timings["original"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    report.rewrites = _check_rewrites(regions, orig, rew, reference, atol, rtol, max_mismatch, device, plugins)
+    runner_for = lambda model: get_runner(model, plugins, device, engine)  # noqa: E731
+    report.rewrites = _check_rewrites(regions, orig, rew, reference, atol, rtol, max_mismatch, runner_for)
     timings["rewrites"] = time.perf_counter() - t
     _note_unchecked(report, rew)
 
@@ -153,7 +157,7 @@ def _check_same_inputs(orig: Runner, rew: Runner) -> None:
 
 
 def _check_rewrites(regions: list[Region], orig: Runner, rew: Runner, reference: dict, atol, rtol,
-                    max_mismatch: float, device: str, plugins) -> list[RewriteCheck]:
+                    max_mismatch: float, runner_for) -> list[RewriteCheck]:
     checks = [RewriteCheck(r.names, r.ops, r.patterns) for r in regions]
     runnable = []
     for region, check in zip(regions, checks):
@@ -165,21 +169,21 @@ def _check_rewrites(regions: list[Region], orig: Runner, rew: Runner, reference:
         return checks
     taken = top_level_values(rew.proto.graph) | top_level_values(orig.proto.graph)
     try:  # all regions in one model: its standard parts share sessions
-        _run_regions(runnable, rew, reference, taken, atol, rtol, max_mismatch, device, plugins)
+        _run_regions(runnable, rew, reference, taken, atol, rtol, max_mismatch, runner_for)
     except SurgeonError:
         for pair in runnable:  # one region broke: run them one by one to name it
             try:
-                _run_regions([pair], rew, reference, set(taken), atol, rtol, max_mismatch, device, plugins)
+                _run_regions([pair], rew, reference, set(taken), atol, rtol, max_mismatch, runner_for)
             except SurgeonError as exc:
                 pair[1].error = str(exc)
     return checks
 
 
 def _run_regions(pairs, rew: Runner, reference: dict, taken: set[str], atol, rtol, max_mismatch: float,
-                 device: str, plugins) -> None:
+                 runner_for) -> None:
     regions = [r for r, _ in pairs]
     model, renamed = check_model(regions, rew.loaded, reference, taken)
-    runner = get_runner(model, plugins, device)
+    runner = runner_for(model)
     leaves = {name: reference[name] for r in regions for name in r.leaves}
     values = runner.run(leaves)
     for region, check in pairs:
@@ -189,7 +193,7 @@ def _run_regions(pairs, rew: Runner, reference: dict, taken: set[str], atol, rto
 
 def _note_unchecked(report: ValidationReport, rew: Runner) -> None:
     """Custom nodes inside If branches are checked together with their If: say so."""
-    top = sum(1 for n in rew.proto.graph.node if rew.planner.is_custom(n))
+    top = sum(1 for n in rew.proto.graph.node if rew.is_custom(n))
     inside = len(rew.custom_nodes()) - top
     if inside:
         report.notes.append(f"{inside} custom node(s) inside If branches are checked together with their If")

@@ -66,9 +66,11 @@ def test_model(name):
         (vi,) = [v for v in model.graph.value_info if v.name == grid]
         assert all(d.dim_param for d in vi.type.tensor_type.shape.dim)  # meaningless symbols
     # Both shape sets (the second exercises the dynamic axes; for If models, cond=False).
-    for seed, shapes in ((0, s.inputs), (1, s.alt_inputs)):
-        if shapes:
-            err = check.max_error(s, model, make_inputs(s, shapes, seed))
-            assert err is None or err < 1e-5, (name, shapes, err)
+    errors = [check.max_error(s, model, make_inputs(s, shapes, seed))
+              for seed, shapes in ((0, s.inputs), (1, s.alt_inputs)) if shapes]
+    if s.reference == "onnxruntime":  # the export computes what torch does not (size-1 dims)
+        assert max(errors) > 0.1, (name, errors)
+    else:
+        assert all(err is None or err < (s.tolerance or 1e-5) for err in errors), (name, errors)
     if check.runnable(s, model) is None:
         assert s.exporter == "torchscript+aten_fallback"

@@ -17,6 +17,14 @@ torch tensors are passed in.
 """
 
 from .api import affine_grid, fused_grid_sample, grid_sample
-from .build import KernelBuildError
+
+
+def __getattr__(name):  # KernelBuildError without importing build first (python -m ...build)
+    if name == "KernelBuildError":
+        from .build import KernelBuildError
+
+        return KernelBuildError
+    raise AttributeError(name)
+
 
 __all__ = ["affine_grid", "fused_grid_sample", "grid_sample", "KernelBuildError"]

@@ -9,8 +9,6 @@ from __future__ import annotations
 import ctypes
 import threading
 
-from . import build
-
 _lock = threading.Lock()
 _loaded: dict[str, ctypes.CDLL] = {}
 
@@ -25,7 +23,7 @@ _SIGNATURES = {
     "fused_grid_sample": [_I, _I, _P, _P, _P, _L, _L, _I64P, _I64P, _L, _I, _I, _I],
     "grid_sample": [_I, _I, _P, _P, _P, _L, _L, _I64P, _I64P, _L, _I, _I, _I],
 }
-ABI_VERSION = 1
+ABI_VERSION = 2
 
 
 def _load(kind: str, path) -> ctypes.CDLL:
@@ -39,11 +37,14 @@ def _load(kind: str, path) -> ctypes.CDLL:
     lib.surgeon_kernels_error_string.argtypes = [_I]
     lib.surgeon_kernels_abi_version.restype = _I
     if lib.surgeon_kernels_abi_version() != ABI_VERSION:
-        raise build.KernelBuildError(f"{path} has ABI version {lib.surgeon_kernels_abi_version()}, expected {ABI_VERSION}")
+        from .build import KernelBuildError
+
+        raise KernelBuildError(f"{path} has ABI version {lib.surgeon_kernels_abi_version()}, expected {ABI_VERSION}")
     if kind == "cpu":
         lib.surgeon_cpu_set_fast_paths.argtypes = [_I]
         lib.surgeon_cpu_set_fast_paths.restype = None
         lib.surgeon_cpu_default_threads.restype = _I
+        lib.surgeon_cpu_level.restype = ctypes.c_char_p
     else:
         lib.surgeon_cuda_error_string.restype = ctypes.c_char_p
         lib.surgeon_cuda_error_string.argtypes = [_I]
@@ -57,6 +58,8 @@ def library(kind: str) -> ctypes.CDLL:
         return lib  # per call: no lock once loaded
     with _lock:
         if kind not in _loaded:
+            from . import build  # here, not above: `python -m surgeon_ops.kernels.build` runs it fresh
+
             path = build.build_cpu() if kind == "cpu" else build.build_cuda(_device_archs())
             _loaded[kind] = _load(kind, path)
         return _loaded[kind]
@@ -100,6 +103,12 @@ def sample(kind, from_theta, dtype, nsp, x, coords, y, n, c, in_size, out_size, 
     code = fn(dtype, nsp, x, coords, y, n, c, _sizes(in_size), _sizes(out_size), coord_batch, mode, pad,
               align_corners, last)
     _check(lib, kind, code, name)
+
+
+def cpu_level() -> str:
+    """The instruction-set level the CPU library runs ("x86-64", "x86-64-v3", "x86-64-v4",
+    "generic"), chosen at its first call: the widest this CPU has, or $SURGEON_CPU_LEVEL's."""
+    return library("cpu").surgeon_cpu_level().decode()
 
 
 def set_cpu_fast_paths(enabled: bool) -> None:

@@ -18,18 +18,27 @@ class _Group(click.Group):
         except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
             raise
         except SurgeonError as exc:
-            click.echo(f"error: {exc}", err=True)
+            _error(str(exc))
             ctx.exit(1)
         except KeyboardInterrupt:
-            click.echo("error: interrupted", err=True)
+            _error("interrupted")
+            ctx.exit(1)
+        except MemoryError:
+            _error("out of memory (the model needs more memory than this machine has free)")
             ctx.exit(1)
         except Exception as exc:  # never a traceback for users; SURGEON_DEBUG=1 shows one
             if os.environ.get("SURGEON_DEBUG"):
                 raise
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-            click.echo(f"error: internal error: {type(exc).__name__}: {first} (SURGEON_DEBUG=1 shows a traceback)",
-                       err=True)
+            _error(f"internal error: {type(exc).__name__}: {first} (SURGEON_DEBUG=1 shows a traceback)")
             ctx.exit(1)
+
+
+def _error(message: str) -> None:
+    """One line, always: control characters from file or value names (a newline, a terminal
+    escape, an undecodable byte) are shown escaped."""
+    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
+    click.echo(f"error: {text}", err=True)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -44,7 +53,8 @@ def warn(message: str) -> None:
     click.echo(f"warning: {message}", err=True)
 
 
-from . import fuse_cmd, inspect_cmd, patterns_cmd, run_cmd, validate_cmd  # noqa: E402,F401  (register the commands)
+# Importing the command modules registers them.
+from . import fuse_cmd, inspect_cmd, ortlib_cmd, patterns_cmd, run_cmd, unfuse_cmd, validate_cmd  # noqa: E402,F401
 
 
 def main() -> None:

@@ -15,6 +15,9 @@ from .options import parse_shapes, plugin_options, plugin_set, report_option, sh
 @shape_options
 @click.option("--target", metavar="NAME", help="Ask patterns for another output form (e.g. affine-grid).")
 @click.option("--dry-run", is_flag=True, help="Report what would change; write nothing.")
+@click.option("--functions", is_flag=True,
+              help="Add model-local function bodies for the custom ops: onnxruntime and onnx.reference "
+                   "then run OUT with no op library; engines with a plugin still see one node.")
 @report_option
 @click.option("--external-data/--no-external-data", default=None,
               help="Write weights to OUT.data (default: as the input; on past 2 GB).")
@@ -26,7 +29,7 @@ from .options import parse_shapes, plugin_options, plugin_set, report_option, sh
 @click.option("--rtol", type=float, default=None, help="With --validate: relative tolerance.")
 @click.option("--max-mismatch", type=float, default=0.0, metavar="FRACTION",
               help="With --validate: fraction of elements allowed outside tolerance.")
-def fuse(input_path, output_path, only, skip, plugins, prefer, input_shapes, target, dry_run, report_path,
+def fuse(input_path, output_path, only, skip, plugins, prefer, input_shapes, target, dry_run, functions, report_path,
          external_data, validate, input_specs, inputs_npz, seed, max_memory, force, atol, rtol, max_mismatch):
     """Rewrite every matched chain of IN and write OUT.
 
@@ -42,9 +45,11 @@ def fuse(input_path, output_path, only, skip, plugins, prefer, input_shapes, tar
         if input_specs or inputs_npz:
             feeds, _, _ = gather_feeds(input_path, input_specs, inputs_npz, shapes, seed, max_memory)
         check = api.ValidateOptions(atol, rtol, max_mismatch, seed, feeds, force)
+    with_model = report_path not in (None, "-") and not dry_run  # the model and its report: both or neither
     result = api.fuse_model(input_path, None if dry_run else output_path, plugins=plugin_set(plugins, only, skip, prefer),
                             target=target, input_shapes=shapes, validate=check, external_data=external_data,
-                            keep_model=False, dry_run=dry_run)
+                            keep_model=False, dry_run=dry_run, functions=functions,
+                            report_path=report_path if with_model else None)
     to_stdout = report_path == "-"  # then stdout holds the JSON alone
     if not to_stdout:
         click.echo(result.report.summary())
@@ -52,6 +57,7 @@ def fuse(input_path, output_path, only, skip, plugins, prefer, input_shapes, tar
             click.echo(result.validation.summary())
     if result.validation is not None and not result.validation.passed:
         warn("validation failed; written anyway (--force)")
-    write_report(report_path, result.report.to_json())
+    if not with_model:
+        write_report(report_path, result.report.to_json())
     if not dry_run and not to_stdout:
         click.echo(f"wrote {output_path}")

@@ -13,6 +13,12 @@ def device_option(f):
                         help="Where standard parts and kernels run.")(f)
 
 
+def engine_option(f):
+    return click.option("--engine", type=click.Choice(["auto", "ort", "reference"]), default="auto", show_default=True,
+                        help="What runs custom ops: the plugins' onnxruntime op libraries (ort), their reference "
+                             "kernels (reference), or libraries where available (auto).")(f)
+
+
 def random_shape_option(f):
     return click.option("--input-shape", "input_shapes", multiple=True, metavar="NAME:D1,D2,...",
                         help="Shape of a random input with dynamic dims (repeatable; unset dynamic dims are 1).")(f)
@@ -32,10 +38,12 @@ def _range(value: np.ndarray) -> str:
 @feed_options
 @random_shape_option
 @device_option
+@engine_option
 @plugin_options(selection=False)
 @click.option("--output-dir", type=click.Path(file_okay=False), metavar="DIR",
               help="Write each output to DIR/<name>.npy (created when missing).")
-def run(model_path, input_specs, inputs_npz, input_shapes, seed, max_memory, device, plugins, prefer, output_dir):
+def run(model_path, input_specs, inputs_npz, input_shapes, seed, max_memory, device, engine, plugins, prefer,
+        output_dir):
     """Run MODEL, custom.ops nodes included (on their reference kernels), and print its outputs.
 
     \b
@@ -46,9 +54,12 @@ def run(model_path, input_specs, inputs_npz, input_shapes, seed, max_memory, dev
     from ..runtime import get_runner
     from ..runtime.outfiles import write_outputs
 
-    runner = get_runner(model_path, plugin_set(plugins, prefer=prefer), device)  # a bad model or device fails first
+    runner = get_runner(model_path, plugin_set(plugins, prefer=prefer), device, engine)  # bad input fails first
     feeds, _, _ = gather_feeds(runner.loaded, input_specs, inputs_npz, parse_shapes(input_shapes), seed, max_memory)
     values = runner.run(feeds)
+    for note in runner.engine.notes:
+        click.echo(f"note: {note}", err=True)
+    click.echo(f"note: engine: {runner.engine.describe()}", err=True)
     paths = write_outputs(output_dir, values) if output_dir else {}
     for name, value in values.items():
         where = f" -> {paths[name]}" if name in paths else ""

@@ -5,7 +5,7 @@ import click
 from . import cli
 from .feeds import feed_options, gather_feeds
 from .options import parse_shapes, plugin_options, plugin_set, report_option, write_report
-from .run_cmd import device_option, random_shape_option
+from .run_cmd import device_option, engine_option, random_shape_option
 
 
 @cli.command()
@@ -14,6 +14,7 @@ from .run_cmd import device_option, random_shape_option
 @feed_options
 @random_shape_option
 @device_option
+@engine_option
 @plugin_options(selection=False)
 @click.option("--atol", type=float, default=None, help="Absolute tolerance (default: by dtype, float32 1e-3).")
 @click.option("--rtol", type=float, default=None, help="Relative tolerance (default: by dtype, float32 1e-3).")
@@ -22,7 +23,7 @@ from .run_cmd import device_option, random_shape_option
 @report_option
 @click.pass_context
 def validate(ctx, original_path, rewritten_path, input_specs, inputs_npz, input_shapes, seed, max_memory,
-             device, plugins, prefer, atol, rtol, max_mismatch, report_path):
+             device, engine, plugins, prefer, atol, rtol, max_mismatch, report_path):
     """Check that REWRITTEN computes what ORIGINAL computes: every rewrite on the original's own
     activations, and every output end to end. Exits 1 when anything fails.
 
@@ -37,12 +38,12 @@ def validate(ctx, original_path, rewritten_path, input_specs, inputs_npz, input_
     from ..runtime.draws import input_drawers
 
     found = plugin_set(plugins, prefer=prefer)
-    original = get_runner(original_path, found, device)
-    drawers = input_drawers(get_runner(rewritten_path, found, device).proto, found)
+    original = get_runner(original_path, found, device, engine)
+    drawers = input_drawers(get_runner(rewritten_path, found, device, engine).proto, found)
     feeds, sources, max_bytes = gather_feeds(original.loaded, input_specs, inputs_npz, parse_shapes(input_shapes),
                                              seed, max_memory, drawers)
     report = run_validation(original_path, rewritten_path, feeds, atol=atol, rtol=rtol, device=device,
-                            max_bytes=max_bytes, max_mismatch=max_mismatch, plugins=found)
+                            max_bytes=max_bytes, max_mismatch=max_mismatch, plugins=found, engine=engine)
     for entry in report.inputs:
         entry["source"] = sources.get(entry["name"], entry["source"])
     if report_path != "-":

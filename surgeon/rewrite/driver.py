@@ -17,6 +17,7 @@ from ..graph.node import subgraphs_of
 from ..graph.fold import ConstantFolder
 from ..graph.order import toposort
 from ..modelio import LoadedModel, tensor_nbytes, tensor_to_array
+from ..opsets import drop_unused
 from ..shapes import ShapeTable, make_value_info
 from .context import MatchContext, RewriteContext, Session
 from .match import Match, Refusal
@@ -139,6 +140,7 @@ class Driver:
         self._dead_initializers: set[str] = set()
         self._node_delta = 0
         self._domain_versions: dict[str, int] = dict(domains or {})
+        self._removed_ops: set[tuple[str, str]] = set()  # custom-domain ops of replaced nodes
 
     def run(self) -> Report:
         proto = self.loaded.proto
@@ -146,6 +148,7 @@ class Driver:
         changed = self._rewrite_graph(proto.graph, None, "main")
         if changed:
             self._add_opset_imports()
+            drop_unused(proto, self._removed_ops)  # e.g. the ATen import once no ATen node is left
             # Downstream shapes can only be stale where a rewrite's output now has another shape
             # than the model stated (e.g. an exporter's placeholder symbols): repair from there.
             shapes = self.session.shapes
@@ -218,6 +221,7 @@ class Driver:
                 if isinstance(result, Refusal):
                     self._refuse(pattern, node, scope, result.reason)
                     continue
+                result.nodes = list({id(n): n for n in result.nodes}.values())  # a node listed twice is one node
                 reason = _engine_refusal(index, result)
                 if reason:
                     self._refuse(pattern, node, scope, reason)
@@ -282,6 +286,7 @@ class Driver:
             applied += 1
             in_order = in_order and self._fits_at(index, match, ctx.new_nodes, position)
             self.report.constant_bytes_removed += sum(_node_constant_bytes(n) for n in match.nodes)
+            self._removed_ops.update((n.domain, n.op_type) for n in match.nodes if n.domain not in ("", "ai.onnx"))
             index.remove(match.nodes)
             self._node_delta += len(ctx.new_nodes) - len(match.nodes)
             for node in ctx.new_nodes:

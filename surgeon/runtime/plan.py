@@ -104,13 +104,16 @@ class GraphPlan:
 class Planner:
     """Compiles graphs of one model into plans."""
 
-    def __init__(self, ctx: ModelContext, function_keys: Iterable[tuple[str, str]], plugins):
-        """``plugins`` answers ``op(domain, op_type)`` with a CustomOp (a PluginSet)."""
+    def __init__(self, ctx: ModelContext, function_keys: Iterable[tuple[str, str]], plugins,
+                 served: Iterable[tuple[str, str]] = ()):
+        """``plugins`` answers ``op(domain, op_type)`` with a CustomOp (a PluginSet); ``served``
+        ops run inside onnxruntime, on the libraries the sessions register."""
         self.ctx = ctx
-        self.function_keys = set(function_keys)
+        self.function_keys = set(function_keys) | set(served)
         self.plugins = plugins
 
     def is_custom(self, node: NodeProto) -> bool:
+        """A node onnxruntime cannot run here: it goes to a reference kernel."""
         return node.domain not in ORT_DOMAINS and (node.domain, node.op_type) not in self.function_keys
 
     def find_custom(self, graph: GraphProto) -> NodeProto | None:

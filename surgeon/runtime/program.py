@@ -19,25 +19,30 @@ from onnx import ModelProto
 from ..errors import SurgeonError
 from ..modelio import LoadedModel, load_model, load_model_proto
 from .device import providers_for
+from .engines import choose
 from .inputs import check_feeds, input_specs
-from .plan import GraphPlan, Planner
+from .plan import ORT_DOMAINS, GraphPlan, Planner
 from .steps import ModelContext
 
 CACHE_SIZE = 4
 
 
 class Runner:
-    """Runs one model: standard parts in onnxruntime, custom nodes on reference kernels."""
+    """Runs one model: onnxruntime, with custom nodes on the plugins' op libraries or on their
+    reference kernels between onnxruntime stages (``engine``, see engines.py)."""
 
-    def __init__(self, loaded: LoadedModel, plugins, device: str = "cpu"):
+    def __init__(self, loaded: LoadedModel, plugins, device: str = "cpu", engine: str = "auto"):
         self.loaded = loaded
         self.proto = loaded.proto
         self.device = device
+        self.engine = choose(self.proto, plugins, device, engine)
         self.ctx = ModelContext(
             opsets=list(self.proto.opset_import), ir_version=self.proto.ir_version,
             functions=list(self.proto.functions), providers=providers_for(device), device=device,
-            external_dir=loaded.base_dir if loaded.external else None, loaded=loaded)
-        self.planner = Planner(self.ctx, [(f.domain, f.name) for f in self.proto.functions], plugins)
+            external_dir=loaded.base_dir if loaded.external else None, loaded=loaded,
+            libraries=self.engine.libraries)
+        self.planner = Planner(self.ctx, [(f.domain, f.name) for f in self.proto.functions], plugins,
+                               self.engine.served)
         self.specs = input_specs(self.proto)
         self.output_names = [o.name for o in self.proto.graph.output]
         self._plans: dict[tuple[str, ...], GraphPlan] = {}
@@ -48,13 +53,19 @@ class Runner:
         """onnxruntime sessions this runner has built (one per stage, on first run)."""
         return self.ctx.sessions
 
+    @staticmethod
+    def is_custom(node) -> bool:
+        """A node of a custom op, however it runs (library, function body or reference kernel):
+        what a rewrite wrote, for validation."""
+        return node.domain not in ORT_DOMAINS
+
     def custom_nodes(self) -> list:
         """Custom nodes at the top level and in bodies, in graph order."""
         found = []
 
         def walk(graph):
             for node in graph.node:
-                if self.planner.is_custom(node):
+                if self.is_custom(node):
                     found.append(node)
                 for a in node.attribute:
                     for body in ([a.g] if a.HasField("g") else []) + list(a.graphs):
@@ -122,18 +133,18 @@ def _own_copy(model, payload: bytes | None) -> LoadedModel:
     return load_model_proto(proto)
 
 
-def get_runner(model, plugins, device: str = "cpu") -> Runner:
+def get_runner(model, plugins, device: str = "cpu", engine: str = "auto") -> Runner:
     """The cached runner for ``model`` (a path, ModelProto or LoadedModel) with the custom ops of
     ``plugins`` (a PluginSet), built on first use."""
     providers_for(device)  # a missing device is reported before any work
     base, _, payload = _fingerprint(model)
-    key = base + (device, plugins.fingerprint())
+    key = base + (device, engine, plugins.fingerprint())
     with _cache_lock:
         runner = _cache.get(key)
         if runner is not None:
             _cache.move_to_end(key)
             return runner
-    runner = Runner(_own_copy(model, payload), plugins, device)
+    runner = Runner(_own_copy(model, payload), plugins, device, engine)
     with _cache_lock:
         _cache[key] = runner
         while len(_cache) > CACHE_SIZE:

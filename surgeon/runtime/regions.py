@@ -17,7 +17,7 @@ from onnx import GraphProto, ModelProto, NodeProto, helper, numpy_helper
 
 from ..graph.index import free_values
 from ..modelio import LoadedModel, tensor_to_array
-from .plan import Planner, _reads, _subgraphs, node_label
+from .plan import _reads, _subgraphs, node_label
 
 SUFFIX = "@rewritten"
 
@@ -53,17 +53,18 @@ def top_level_values(graph: GraphProto) -> set[str]:
     return names
 
 
-def _customs_within(node: NodeProto, planner: Planner) -> list[NodeProto]:
-    if planner.is_custom(node):
+def _customs_within(node: NodeProto, is_custom) -> list[NodeProto]:
+    if is_custom(node):
         return [node]
     found = []
     for body in _subgraphs(node):
         for inner in body.node:
-            found.extend(_customs_within(inner, planner))
+            found.extend(_customs_within(inner, is_custom))
     return found
 
 
-def find_regions(original: ModelProto, rewritten: ModelProto, planner: Planner) -> list[Region]:
+def find_regions(original: ModelProto, rewritten: ModelProto, is_custom) -> list[Region]:
+    """``is_custom(node)``: whether a node is one a rewrite wrote (a custom op)."""
     known = top_level_values(original.graph)
     graph = rewritten.graph
     nodes = list(graph.node)
@@ -78,7 +79,7 @@ def find_regions(original: ModelProto, rewritten: ModelProto, planner: Planner) 
     taken: set[int] = set()
     regions = []
     for seed, node in enumerate(nodes):
-        if seed in taken or not _customs_within(node, planner):
+        if seed in taken or not _customs_within(node, is_custom):
             continue
         members: set[int] = set()
         constants: dict[str, None] = {}
@@ -101,7 +102,7 @@ def find_regions(original: ModelProto, rewritten: ModelProto, planner: Planner) 
         taken |= members
         order = sorted(members)
         region = Region([nodes[i] for i in order],
-                        [c for i in order for c in _customs_within(nodes[i], planner)],
+                        [c for i in order for c in _customs_within(nodes[i], is_custom)],
                         constants=list(constants))
         made = {o for i in order for o in nodes[i].output if o}
         region.produces = [o for i in order for o in nodes[i].output if o and o in known]

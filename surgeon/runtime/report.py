@@ -44,6 +44,7 @@ class ValidationReport:
     rtol: float | None = None
     max_mismatch: float = 0.0
     device: str = "cpu"
+    engine: str = ""  # what ran the rewritten model's custom ops
     error: str = ""  # the rewritten model as a whole failed to run
     notes: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)  # seconds
@@ -71,6 +72,8 @@ class ValidationReport:
                else f"atol {self.atol if self.atol is not None else 'default'}, "
                     f"rtol {self.rtol if self.rtol is not None else 'default'}")
         lines = [f"validation {'PASSED' if self.passed else 'FAILED'} on {self.device}; tolerance: {tol}"]
+        if self.engine:
+            lines.append(f"engine: {self.engine}")
         sources = list(dict.fromkeys(i["source"] for i in self.inputs))
         for source in sources:
             group = [i for i in self.inputs if i["source"] == source]

@@ -12,15 +12,16 @@ from .program import get_runner
 
 def run(model, plugins, feeds: Mapping[str, np.ndarray] | None = None, device: str = "cpu",
         outputs: Sequence[str] | None = None, *, input_shapes: Mapping[str, Sequence[int]] | None = None,
-        seed: int = DEFAULT_SEED, max_bytes: int = DEFAULT_MAX_BYTES) -> dict[str, np.ndarray]:
+        seed: int = DEFAULT_SEED, max_bytes: int = DEFAULT_MAX_BYTES, engine: str = "auto") -> dict[str, np.ndarray]:
     """Run ``model`` (a path, ModelProto or LoadedModel) and return ``{name: array}``.
 
-    Standard parts run in onnxruntime (one session per stage, kept for later calls), custom
-    nodes on the reference kernels of ``plugins`` (a PluginSet). ``feeds=None`` draws seeded random inputs
-    (``input_shapes`` fixes dynamic dims; the rest are 1). ``outputs`` may name intermediate
-    values of the top-level graph as well as graph outputs.
+    Runs in onnxruntime (sessions kept for later calls); custom nodes run on the onnxruntime op
+    libraries of ``plugins`` (a PluginSet) where there are some, else on their reference kernels
+    between onnxruntime stages (``engine``: auto, ort, reference). ``feeds=None`` draws seeded
+    random inputs (``input_shapes`` fixes dynamic dims; the rest are 1). ``outputs`` may name
+    intermediate values of the top-level graph as well as graph outputs.
     """
-    runner = get_runner(model, plugins, device)
+    runner = get_runner(model, plugins, device, engine)
     if feeds is None:
         feeds, _ = random_inputs(runner.loaded, input_shapes, seed=seed, max_bytes=max_bytes)
     return runner.run(dict(feeds), outputs)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from onnx import ModelProto
 
 from ..errors import SurgeonError
@@ -14,27 +16,41 @@ def sessions_created() -> int:
     return _total
 
 
-def _first_line(exc: Exception) -> str:
+# onnxruntime's messages carry a status code, the source file and the C++ function: noise to a user.
+_ORT_NOISE = re.compile(r"\[ONNXRuntimeError\] : \d+ : \w+ : |/onnxruntime_src/\S+:\d+ |"
+                        r"\S*onnxruntime::\S+\(.*?\)(?: \[with [^\]]*\])? ")
+
+
+def ort_message(exc: Exception) -> str:
+    """The first line of an onnxruntime error, without its source locations."""
     text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
+    first = text.splitlines()[0] if text else type(exc).__name__
+    return _ORT_NOISE.sub("", first).strip() or first
 
 
-def build_session(model: ModelProto, providers: list[str], external_dir: str | None, label: str):
-    """One InferenceSession; ``external_dir`` is where external-data tensors are found."""
+
+def build_session(model: ModelProto, providers: list[str], external_dir: str | None, label: str,
+                  libraries: tuple[str, ...] = ()):
+    """One InferenceSession; ``external_dir`` is where external-data tensors are found;
+    ``libraries`` are custom-op libraries to register."""
     import onnxruntime as ort
 
     global _total
     options = ort.SessionOptions()
-    options.log_severity_level = 3  # ORT's warnings about unused initializers are noise here
+    # Fatal only: what goes wrong comes back as the exception, reported as one line; ORT's own
+    # log lines (errors too, with colour codes) would be extra lines on stderr.
+    options.log_severity_level = 4
     # Idle ORT workers otherwise spin for a while after each run, starving the kernel that runs
     # next on the same cores (measured: a 32x32 torch kernel went from ~1 ms to ~40 ms).
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     if external_dir:
         options.add_session_config_entry("session.model_external_initializers_file_folder_path", external_dir)
     try:
+        for library in libraries:
+            options.register_custom_ops_library(library)
         session = ort.InferenceSession(model.SerializeToString(), options, providers=providers)
     except Exception as exc:
-        raise SurgeonError(f"onnxruntime cannot load {label}: {_first_line(exc)}") from None
+        raise SurgeonError(f"onnxruntime cannot load {label}: {ort_message(exc)}") from None
     _total += 1
     return session
 
@@ -43,4 +59,4 @@ def run_session(session, outputs: list[str], feeds: dict, label: str) -> list:
     try:
         return session.run(outputs, feeds)
     except Exception as exc:
-        raise SurgeonError(f"onnxruntime failed in {label}: {_first_line(exc)}") from None
+        raise SurgeonError(f"onnxruntime failed in {label}: {ort_message(exc)}") from None

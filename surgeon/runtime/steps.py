@@ -27,6 +27,7 @@ class ModelContext:
     device: str
     external_dir: str | None
     loaded: Any  # LoadedModel, for reading external tensors the kernels need
+    libraries: tuple[str, ...] = ()  # custom-op libraries every session registers
     sessions: int = 0
 
 
@@ -65,7 +66,7 @@ class OrtStep:
         model = helper.make_model(graph, opset_imports=self.ctx.opsets, functions=self.ctx.functions)
         model.ir_version = self.ctx.ir_version
         del graph.input[:]
-        session = build_session(model, self.ctx.providers, self.ctx.external_dir, self.label)
+        session = build_session(model, self.ctx.providers, self.ctx.external_dir, self.label, self.ctx.libraries)
         self.ctx.sessions += 1
         self._session_obj, self._key = session, key
         self.graph = None  # the session has its own copy of the weights

@@ -338,3 +338,17 @@ def test_node_counts_in_the_report_match_the_model():
         result = surgeon.fuse(m, plugins=[pattern])
         assert result.report.nodes_before == count_nodes(m.graph)
         assert result.report.nodes_after == count_nodes(result.model.graph)
+
+
+def test_a_node_listed_twice_in_a_match_is_one_node():
+    class Twice(ReluNeg):
+        def match(self, ctx, node):
+            found = super().match(ctx, node)
+            if found is not None:
+                found.nodes = found.nodes + found.nodes[:1]
+            return found
+
+    from surgeon.rewrite.driver import count_nodes
+
+    result = surgeon.fuse(relu_neg_model(), plugins=[Twice()])
+    assert result.report.nodes_after == count_nodes(result.model.graph) == 2

@@ -1,5 +1,6 @@
-"""Building and caching the shared libraries: clear errors without a compiler, atomic
-installs under concurrency, and the CUDA sources compiling with nvcc (no GPU needed)."""
+"""Building and caching the libraries: clear errors without a compiler, one line on stderr
+while compiling, atomic installs under concurrency, the static archives beside the shared
+libraries, and the CUDA sources compiling with nvcc (no GPU needed)."""
 
 import ctypes
 import os
@@ -76,6 +77,40 @@ def test_concurrent_builds_install_one_whole_library(fresh, monkeypatch):
     assert str(build.build_cpu()) == path and os.stat(path).st_mtime_ns == before
 
 
+def test_compiling_says_so_in_one_line_and_a_cache_hit_says_nothing(fresh, monkeypatch):
+    monkeypatch.setenv("CXX", fake_compiler(fresh / "cc", """
+        open(sys.argv[sys.argv.index('-o') + 1], 'w').write('built')
+    """))
+    code = "from surgeon_ops.kernels import build; print(build.build_cpu())"
+    first, second = (subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                                    env=os.environ.copy()) for _ in range(2))
+    assert first.stderr.startswith("surgeon: compiling the CPU kernels (once")
+    assert first.stderr.count("\n") == 1 and str(build.cache_dir()) in first.stderr
+    assert second.stderr == "" and second.stdout == first.stdout
+
+
+def test_build_ahead_of_time_prints_the_path(fresh, monkeypatch):
+    monkeypatch.setenv("CXX", fake_compiler(fresh / "cc", """
+        open(sys.argv[sys.argv.index('-o') + 1], 'w').write('built')
+    """))
+    run = subprocess.run([sys.executable, "-m", "surgeon_ops.kernels.build"], capture_output=True, text=True,
+                         env=os.environ.copy())
+    assert run.returncode == 0, run.stderr
+    path = run.stdout.strip()
+    assert path.endswith(build.CPU_LIBRARY) and os.path.exists(path)
+    monkeypatch.setenv("CXX", str(fresh / "no-such-g++"))
+    monkeypatch.setenv("SURGEON_CACHE_DIR", str(fresh / "other"))
+    run = subprocess.run([sys.executable, "-m", "surgeon_ops.kernels.build"], capture_output=True, text=True,
+                         env=os.environ.copy())
+    assert run.returncode == 1 and run.stderr.strip().splitlines()[-1].startswith("error: C++ compiler")
+
+
+def test_platform_library_names(monkeypatch):
+    for plat, suffix in (("linux", ".so"), ("darwin", ".dylib"), ("win32", ".dll")):
+        monkeypatch.setattr(sys, "platform", plat)
+        assert build.shared_suffix() == suffix
+
+
 def test_real_library_is_cached_and_reused():
     first = build.build_cpu()
     assert first.parent.parent == build.cache_dir() and first.name == build.CPU_LIBRARY
@@ -84,15 +119,26 @@ def test_real_library_is_cached_and_reused():
     assert time.perf_counter() - start < 5  # a cache hit, not a compile
 
 
+def test_the_archive_holds_the_same_kernels():
+    archive = build.build_cpu_archive()
+    assert archive.parent == build.build_cpu().parent and archive.name == build.CPU_ARCHIVE
+    symbols = subprocess.run(["nm", "-g", "--defined-only", str(archive)], capture_output=True, text=True,
+                             check=True).stdout
+    for name in ("surgeon_fused_grid_sample_cpu", "surgeon_fused_grid_sample_cpu_ex", "surgeon_affine_grid_cpu_ex",
+                 "surgeon_cpu_level"):
+        assert f" T {name}\n" in symbols
+
+
 def test_nvcc_compiles_the_cuda_sources(monkeypatch, tmp_path):
     try:
         build.find_nvcc()
     except build.KernelBuildError as exc:
-        pytest.skip(str(exc))
+        pytest.fail(f"nvcc is part of this project's toolchain (the CUDA sources must compile): {exc}")
     monkeypatch.setenv("SURGEON_CACHE_DIR", str(tmp_path))
     start = time.perf_counter()
     path = build.build_cuda(["sm_90"])
     print(f"nvcc build: {time.perf_counter() - start:.1f} s")
+    assert build.build_cuda_archive(["sm_90"]) == path.parent / build.CUDA_ARCHIVE
     # Loading needs no GPU (the CUDA runtime is linked statically and loads the driver lazily);
     # argument checks answer before any CUDA call.
     lib = ctypes.CDLL(str(path))

@@ -15,7 +15,7 @@ def fuse_sample(name: str, **kwargs):
     """surgeon.fuse on a sample model with only this pattern; cached per (model, options)."""
     key = (name, repr(sorted(kwargs.items())))
     if key not in _results:
-        _results[key] = surgeon.fuse(os.path.join(MODELS, name), patterns=[AffineGridSample()], **kwargs)
+        _results[key] = surgeon.fuse(os.path.join(MODELS, name), plugins=[AffineGridSample()], **kwargs)
     return _results[key]
 
 

@@ -21,7 +21,7 @@ RNG = np.random.default_rng(7)
 
 
 def fuse(model, **kw):
-    return surgeon.fuse(model, patterns=[AffineGridSample()], **kw)
+    return surgeon.fuse(model, plugins=[AffineGridSample()], **kw)
 
 
 def inputs(x_shape, theta_shape, name="theta"):

@@ -2,11 +2,14 @@
 // refuse the same calls with the same codes.
 #pragma once
 
+#include "isa.h"
+
 #include <stdint.h>
 
 #include "surgeon_kernels.h"
 
 namespace sk {
+SK_ISA_BEGIN
 
 inline bool sizes_ok(int spatial_dims, const int64_t* size) {
   if (size == nullptr) return false;
@@ -61,4 +64,5 @@ inline const char* error_string(int code) {
   }
 }
 
+SK_ISA_END
 }  // namespace sk

@@ -10,10 +10,13 @@
 // instead of going pixel by pixel: 1x64x128x128 in 0.69 ms instead of 0.79.
 #pragma once
 
+#include "isa.h"
+
 #include <immintrin.h>
 #include <stdint.h>
 
 namespace sk {
+SK_ISA_BEGIN
 namespace cpu {
 
 // Offsets and weights of sixteen pixels, arranged for bilinear_hex.
@@ -91,4 +94,5 @@ inline __attribute__((always_inline)) __m512 bilinear_hex(const float* p, int64_
 }
 
 }  // namespace cpu
+SK_ISA_END
 }  // namespace sk

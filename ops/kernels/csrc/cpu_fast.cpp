@@ -1,5 +1,5 @@
-// The CPU fast paths (float32), in their own translation unit so that the build compiles it
-// in parallel with cpu_kernels.cpp.
+// The CPU fast paths (float32), compiled once per instruction-set level (cpu_level.h), in
+// their own translation unit so that the build compiles the levels in parallel.
 //
 // The grid is never materialised: each output tile gets base-grid coordinate tables and
 // per-row products of theta, each row segment its normalised coordinates (three float ops
@@ -8,10 +8,12 @@
 #include <vector>
 
 #include "cpu_common.h"
+#include "cpu_level.h"
 #include "cpu_rows.h"
 #include "grid_sample_math.h"
 
 namespace sk {
+SK_ISA_BEGIN
 namespace cpu {
 namespace {
 
@@ -55,10 +57,10 @@ inline float rows_ahead_step(const std::vector<float>& by) {
 }
 
 template <typename Fn>  // fn(p, i0, i1, j0, j1)
-void parallel_tiles(int threads, int64_t planes, int64_t Ho, int64_t Wo, const Fn& fn) {
+void parallel_tiles(const Workers& workers, int64_t planes, int64_t Ho, int64_t Wo, const Fn& fn) {
   const int64_t th = kTileRows, tw = std::min<int64_t>(kTileCols, kChunk);
   const int64_t nti = (Ho + th - 1) / th, ntj = (Wo + tw - 1) / tw;
-  ThreadPool::run(threads, planes * nti * ntj, [&](int64_t t) {
+  run_tasks(workers, planes * nti * ntj, [&](int64_t t) {
     const int64_t p = t / (nti * ntj), ti = (t / ntj) % nti, tj = t % ntj;
     fn(p, ti * th, std::min(Ho, (ti + 1) * th), tj * tw, std::min(Wo, (tj + 1) * tw));
   });
@@ -93,7 +95,7 @@ __attribute__((noinline)) void bilinear_tile_2d(const float* x, const Image& im,
 // Coordinates of a segment come from theta (kFromTheta) or from an explicit grid.
 template <int MODE, int PAD, bool kFromTheta, typename T>
 void sample_2d_all(const T* x, const T* coords, T* y, int64_t N, int64_t C, const int64_t* in,
-                   const int64_t* out, int64_t coord_batch, int ac, int threads) {
+                   const int64_t* out, int64_t coord_batch, int ac, const Workers& workers) {
   const int64_t H = in[0], W = in[1], Ho = out[0], Wo = out[1];
   const Image im{C, 1, H, W, ac};
   std::vector<float> bx, by, th;
@@ -102,7 +104,7 @@ void sample_2d_all(const T* x, const T* coords, T* y, int64_t N, int64_t C, cons
     by = base_table(Ho, ac);
     th = to_floats(coords, coord_batch * 6);
   }
-  parallel_tiles(threads, N, Ho, Wo, [&](int64_t n, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+  parallel_tiles(workers, N, Ho, Wo, [&](int64_t n, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
     const int64_t cn = coord_batch == 1 ? 0 : n;
     const int len = (int)(j1 - j0);
     const T* xn = x + n * C * H * W;
@@ -142,7 +144,7 @@ void sample_2d_all(const T* x, const T* coords, T* y, int64_t N, int64_t C, cons
 
 template <int MODE, int PAD, bool kFromTheta, typename T>
 void sample_3d_all(const T* x, const T* coords, T* y, int64_t N, int64_t C, const int64_t* in,
-                   const int64_t* out, int64_t coord_batch, int ac, int threads) {
+                   const int64_t* out, int64_t coord_batch, int ac, const Workers& workers) {
   const int64_t D = in[0], H = in[1], W = in[2], Do = out[0], Ho = out[1], Wo = out[2];
   const Image im{C, D, H, W, ac};
   std::vector<float> bx, by, bz, th;
@@ -153,7 +155,7 @@ void sample_3d_all(const T* x, const T* coords, T* y, int64_t N, int64_t C, cons
     th = to_floats(coords, coord_batch * 12);
   }
   const int64_t out_plane = Do * Ho * Wo;
-  parallel_tiles(threads, N * Do, Ho, Wo, [&](int64_t nd, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+  parallel_tiles(workers, N * Do, Ho, Wo, [&](int64_t nd, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
     alignas(32) float gx[kChunk], gy[kChunk], gz[kChunk];
     const int64_t n = nd / Do, d = nd % Do, cn = coord_batch == 1 ? 0 : n;
     const int len = (int)(j1 - j0);
@@ -188,22 +190,20 @@ void sample_3d_all(const T* x, const T* coords, T* y, int64_t N, int64_t C, cons
   });
 }
 
-}  // namespace
-
-void fast_sample(int spatial_dims, bool from_theta, const float* x, const float* coords, float* y, int64_t N,
+void fast_sample(bool from_theta, int spatial_dims, const float* x, const float* coords, float* y, int64_t N,
                  int64_t C, const int64_t* in, const int64_t* out, int64_t coord_batch, int mode, int pad, int ac,
-                 int threads) {
+                 Workers workers) {
   auto run = [&](auto from) {
     constexpr bool kFromTheta = decltype(from)::value;
     if (spatial_dims == 2) {
       with_mode_pad<true>(mode, pad, [&](auto m, auto p) {
         sample_2d_all<decltype(m)::value, decltype(p)::value, kFromTheta>(x, coords, y, N, C, in, out, coord_batch,
-                                                                          ac, threads);
+                                                                          ac, workers);
       });
     } else {
       with_mode_pad<false>(mode, pad, [&](auto m, auto p) {
         sample_3d_all<decltype(m)::value, decltype(p)::value, kFromTheta>(x, coords, y, N, C, in, out, coord_batch,
-                                                                          ac, threads);
+                                                                          ac, workers);
       });
     }
   };
@@ -211,5 +211,11 @@ void fast_sample(int spatial_dims, bool from_theta, const float* x, const float*
   else run(std::false_type{});
 }
 
+}  // namespace
 }  // namespace cpu
+SK_ISA_END
+
+namespace levels {
+const FastPaths SK_LEVEL_TABLE(fast_paths) = {cpu::fast_sample};
+}  // namespace levels
 }  // namespace sk

@@ -12,6 +12,8 @@
 // off.  Callers (cpu_fast.cpp) run them for float32 within int32 offsets only.
 #pragma once
 
+#include "isa.h"
+
 #include <stdint.h>
 
 #include <algorithm>
@@ -21,6 +23,7 @@
 #include "grid_sample_math.h"
 
 namespace sk {
+SK_ISA_BEGIN
 namespace cpu {
 
 constexpr int kChunk = 256;  // pixels per segment: the per-pixel tables stay in L1
@@ -317,4 +320,5 @@ void sample_segment_3d(const float* x, const Image& im, const float* gx, const f
 }
 
 }  // namespace cpu
+SK_ISA_END
 }  // namespace sk

@@ -12,6 +12,8 @@
 // vectors).  On Zen 3, AVX2 gathers were slower than plain loads.
 #pragma once
 
+#include "isa.h"
+
 #include <stdint.h>
 
 #include "grid_sample_math.h"
@@ -31,6 +33,7 @@
 #endif
 
 namespace sk {
+SK_ISA_BEGIN
 namespace cpu {
 
 // Pass-1 offsets below 0: the pixel has a tap outside (kRim: the per-pixel math decides), or
@@ -192,4 +195,5 @@ inline void bilinear_apply(const float* x, int64_t c_begin, int64_t c_end, int64
 }
 
 }  // namespace cpu
+SK_ISA_END
 }  // namespace sk

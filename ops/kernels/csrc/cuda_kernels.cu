@@ -120,11 +120,19 @@ int launch(int dtype, int spatial_dims, const void* x, const void* coords, void*
 }  // namespace gpu
 }  // namespace sk
 
+// The CPU library defines these two as well: weak here, so that one shared library may link
+// both static archives (the onnxruntime op library's CUDA variant does) and keep the CPU's.
+#if defined(_WIN32)
+#define SK_SHARED_ABI
+#else
+#define SK_SHARED_ABI __attribute__((weak))
+#endif
+
 extern "C" {
 
-int surgeon_kernels_abi_version(void) { return SURGEON_KERNELS_ABI_VERSION; }
+SK_SHARED_ABI int surgeon_kernels_abi_version(void) { return SURGEON_KERNELS_ABI_VERSION; }
 
-const char* surgeon_kernels_error_string(int code) { return sk::error_string(code); }
+SK_SHARED_ABI const char* surgeon_kernels_error_string(int code) { return sk::error_string(code); }
 
 const char* surgeon_cuda_error_string(int code) {
   if (code < SURGEON_ERR_CUDA_BASE) return sk::error_string(code);

@@ -2,12 +2,15 @@
 // CUDA launchers so both instantiate exactly the same specialisations.
 #pragma once
 
+#include "isa.h"
+
 #include <type_traits>
 
 #include "grid_sample_math.h"
 #include "surgeon_kernels.h"
 
 namespace sk {
+SK_ISA_BEGIN
 
 template <int V>
 using IC = std::integral_constant<int, V>;
@@ -31,4 +34,5 @@ void with_mode_pad(int mode, int pad, const F& f) {
   else with_pad(IC<kBilinear>{});
 }
 
+SK_ISA_END
 }  // namespace sk

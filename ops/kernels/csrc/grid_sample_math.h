@@ -10,6 +10,8 @@
 // -fmad=false): the explicit fmaf calls below are the only fused operations.
 #pragma once
 
+#include "isa.h"
+
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -26,6 +28,7 @@
 #endif
 
 namespace sk {
+SK_ISA_BEGIN
 
 enum Mode : int { kBilinear = 0, kNearest = 1, kBicubic = 2 };
 enum Pad : int { kZeros = 0, kBorder = 1, kReflection = 2 };
@@ -334,4 +337,5 @@ SK_HD void sample_3d(const T* __restrict__ x, int64_t C, int64_t D, int64_t H, i
   else trilinear_3d<PAD>(x, C, D, H, W, gx, gy, gz, align_corners, y, ystride);
 }
 
+SK_ISA_END
 }  // namespace sk

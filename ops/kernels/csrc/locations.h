@@ -3,11 +3,14 @@
 // index arithmetic included, on machines without a GPU.
 #pragma once
 
+#include "isa.h"
+
 #include <stdint.h>
 
 #include "grid_sample_math.h"
 
 namespace sk {
+SK_ISA_BEGIN
 
 // Sizes of one call; D = Do = 1 for 2-D.  Rows run over N x Do x Ho.
 struct Dims {
@@ -104,4 +107,5 @@ SK_HD void affine_grid_location(const T* __restrict__ theta, T* __restrict__ gri
   }
 }
 
+SK_ISA_END
 }  // namespace sk

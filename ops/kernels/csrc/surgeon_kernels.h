@@ -1,8 +1,10 @@
 /* surgeon reference kernels: the plain C ABI of custom.ops::AffineGrid and
  * custom.ops::FusedGridSample (see OPS.md), plus a standard grid sample at an explicit grid.
  *
- * Two shared libraries export it: the CPU one (cpu_kernels.cpp, cpu_fast.cpp) and the CUDA
- * one (cuda_kernels.cu).  An engine plugin's enqueue can call the CUDA launchers directly.
+ * Two shared libraries export it: the CPU one (cpu_*.cpp, thread_pool.cpp) and the CUDA one
+ * (cuda_kernels.cu); the build also leaves each as a static archive (position-independent), which
+ * an engine plugin links so that it runs this very code.  A plugin's enqueue can call the CUDA
+ * launchers directly.
  *
  * Semantics: torch's F.affine_grid / F.grid_sample.  Coordinates are computed in float32 in
  * torch's unfused CPU evaluation order, so floor() and nearest ties land where torch's do
@@ -27,7 +29,12 @@
  * align_corners 0 or 1.  Bicubic is 2-D only, as in torch.
  *
  * CPU launchers: num_threads <= 0 means the default: $SURGEON_NUM_THREADS if set, else the
- * number of CPUs this process may run on.  They return when the output is written.
+ * number of CPUs this process may run on.  They return when the output is written.  The _ex
+ * forms run on an engine's own thread pool instead (surgeon_cpu_executor), so that a plugin
+ * inside a runtime shares the runtime's threads rather than adding its own.
+ * One library runs on any x86-64 CPU: its kernels are compiled for several instruction-set
+ * levels and the widest the CPU (and OS) supports is picked once, at the first call;
+ * $SURGEON_CPU_LEVEL names a lower one (testing), surgeon_cpu_level() tells which runs.
  * CUDA launchers: all pointers are device pointers on the current device; the work is queued
  * on `stream` (a cudaStream_t; NULL is the legacy default stream) and the call returns
  * without synchronising.  Nothing is allocated.
@@ -38,13 +45,14 @@
 #ifndef SURGEON_KERNELS_H_
 #define SURGEON_KERNELS_H_
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define SURGEON_KERNELS_ABI_VERSION 1
+#define SURGEON_KERNELS_ABI_VERSION 2
 
 /* The libraries are built with hidden visibility; only these symbols are exported. */
 #if defined(_WIN32)
@@ -80,6 +88,34 @@ SURGEON_API int surgeon_grid_sample_cpu(int dtype, int spatial_dims, const void*
                             int64_t N, int64_t C, const int64_t* in_size, const int64_t* out_size,
                             int64_t grid_batch, int mode, int padding_mode, int align_corners,
                             int num_threads);
+
+/* An engine's thread pool: parallel_for(ctx, n_tasks, task, task_ctx) calls task(task_ctx, i)
+ * once for every i in [0, n_tasks), on any threads, and returns 0 when all have run (nonzero:
+ * failed; the launcher then returns SURGEON_ERR_INTERNAL).  threads: the pool's size, or 0 if
+ * unknown; it only decides how finely the work is cut, never a result. */
+typedef struct surgeon_cpu_executor {
+  int (*parallel_for)(void* ctx, size_t n_tasks, void (*task)(void* task_ctx, size_t i), void* task_ctx);
+  void* ctx;
+  int threads;
+} surgeon_cpu_executor;
+
+/* The launchers above on `executor`'s threads (NULL: as num_threads <= 0). */
+SURGEON_API int surgeon_affine_grid_cpu_ex(int dtype, int spatial_dims, const void* theta, void* grid, int64_t N,
+                               const int64_t* out_size, int align_corners, const surgeon_cpu_executor* executor);
+
+SURGEON_API int surgeon_fused_grid_sample_cpu_ex(int dtype, int spatial_dims, const void* x, const void* theta,
+                                     void* y, int64_t N, int64_t C, const int64_t* in_size,
+                                     const int64_t* out_size, int64_t theta_batch, int mode,
+                                     int padding_mode, int align_corners, const surgeon_cpu_executor* executor);
+
+SURGEON_API int surgeon_grid_sample_cpu_ex(int dtype, int spatial_dims, const void* x, const void* grid, void* y,
+                               int64_t N, int64_t C, const int64_t* in_size, const int64_t* out_size,
+                               int64_t grid_batch, int mode, int padding_mode, int align_corners,
+                               const surgeon_cpu_executor* executor);
+
+/* The instruction-set level the CPU launchers run: "x86-64", "x86-64-v3", "x86-64-v4" or, off
+ * x86-64, "generic". */
+SURGEON_API const char* surgeon_cpu_level(void);
 
 /* Testing hook, not for plugins: 0 turns the CPU fast paths off, so that every output
  * location runs locations.h, the code of one CUDA thread.  Process-wide. */

@@ -1,0 +1,54 @@
+"""custom.ops::FusedGridSample and custom.ops::AffineGrid (OPS.md) in onnxruntime: a custom-op
+library that any onnxruntime (the release of its headers or later) loads through the standard
+``SessionOptions.register_custom_ops_library``, in Python, C++, C# or Java alike.
+
+    import surgeon_ops.ort
+    sess = surgeon_ops.ort.session("model.fused.onnx")            # a plain InferenceSession
+    opts.register_custom_ops_library(surgeon_ops.ort.library_path())  # or into your own options
+
+The library calls the same kernel code as ``surgeon_ops.kernels`` (their static archive), on
+onnxruntime's own intra-op threads.  It is compiled on first use into the kernels' cache
+(``$SURGEON_CACHE_DIR``), saying so in one line on stderr; that needs a C++ compiler and
+onnxruntime's C API headers (``surgeon_ops.ort.headers``: ``python -m surgeon_ops.ort.headers``
+fetches them).  ``device="cuda"``: the same ops with CUDA-provider kernels too, built with nvcc.
+"""
+
+from __future__ import annotations
+
+import os
+
+# What decides which library a call gets: the cache check (hashing sources, asking the
+# compiler its version) costs ~17 ms, so each answer is kept for the process.
+_ENV = ("SURGEON_CACHE_DIR", "ONNXRUNTIME_INCLUDE_DIR", "SURGEON_CXXFLAGS", "CXX", "NVCC", "AR", "CUDA_HOME",
+        "CUDA_PATH", "PATH")
+_built: dict = {}
+
+
+def library_path(device: str = "cpu", archs=None) -> str:
+    """Path to the op library for `device` ("cpu" or "cuda"; `archs` e.g. ["sm_90"] for the
+    CUDA kernels), built first if needed.  KernelBuildError (one line) when it cannot be."""
+    key = (device, tuple(archs or ()), *(os.environ.get(name) for name in _ENV))
+    path = _built.get(key)
+    if path is None or not os.path.exists(path):
+        from . import build
+
+        path = _built[key] = str(build.build(device, archs))
+    return path
+
+
+def session(model, device: str = "cpu", sess_options=None, providers=None, **kwargs):
+    """An onnxruntime.InferenceSession of `model` (a path, bytes or a ModelProto) with the op
+    library registered in `sess_options` (a new SessionOptions if None; yours is changed).
+    providers default to the CPU, or CUDA then CPU for device="cuda"; other keyword arguments
+    go to InferenceSession."""
+    import onnxruntime as ort
+
+    opts = sess_options if sess_options is not None else ort.SessionOptions()
+    opts.register_custom_ops_library(library_path(device))
+    if providers is None:
+        providers = ["CUDAExecutionProvider", "CPUExecutionProvider"] if device == "cuda" else ["CPUExecutionProvider"]
+    if not isinstance(model, (str, bytes, os.PathLike)):
+        model = model.SerializeToString()  # a ModelProto (a model over 2 GB must come as a path)
+    elif isinstance(model, os.PathLike):
+        model = os.fspath(model)
+    return ort.InferenceSession(model, sess_options=opts, providers=providers, **kwargs)

@@ -1,0 +1,87 @@
+"""Run a traced region once: theta (when fed), concrete dims for its ``Shape``/``Size`` leaves,
+concrete sizes for its run-time int tensors, and the analytic grids of known grid ops (which
+onnxruntime cannot always run) go in; the grid comes out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from onnx import TensorProto, helper
+
+from surgeon import MatchContext, SurgeonError
+
+from .analytic import affine_grid
+from .symbols import Symbols
+from .trace import Trace
+
+
+class ProbeFailed(Exception):
+    pass
+
+
+@dataclass
+class Run:
+    grid: np.ndarray
+    sizes: dict  # known grid op index -> its evaluated size tensor (list of ints)
+
+
+class Region:
+    def __init__(self, ctx: MatchContext, trace: Trace, symbols: Symbols, dtype):
+        self.ctx, self.trace, self.symbols = ctx, trace, symbols
+        self.dtype = dtype  # theta's element type as numpy
+
+    def _value(self, name: str, feeds: dict) -> np.ndarray:
+        if name in feeds:
+            return feeds[name]
+        constant = self.ctx.constant(name)
+        if constant is not None:
+            return constant
+        return self.ctx.evaluate([name], feeds)[0]
+
+    def feeds(self, assign: dict[int, int], theta: np.ndarray | None) -> dict:
+        sym = self.symbols
+        feeds = {}
+        for node in self.trace.folded:  # a static Shape: fed, so the region never reads its tensor
+            feeds[node.outputs[0]] = np.asarray(self.ctx.constant(node.outputs[0]))
+        if theta is not None:
+            feeds[self.trace.theta] = theta.reshape(sym.concrete(self.trace.theta, assign)).astype(self.dtype)
+        for leaf in self.trace.shape_leaves:
+            dims = sym.concrete(leaf.inputs[0], assign)
+            if leaf.op_type == "Size":
+                feeds[leaf.outputs[0]] = np.array(int(np.prod(dims)), dtype=np.int64)
+                continue
+            rank = len(dims)
+            start, end = leaf.attr("start", 0), leaf.attr("end", rank)
+            start, end = (start + rank if start < 0 else start), (end + rank if end < 0 else end)
+            feeds[leaf.outputs[0]] = np.array(dims[max(0, start):max(0, min(end, rank))], dtype=np.int64)
+        for value in self.trace.int_leaves:
+            dtype = np.int32 if self.ctx.dtype(value) == TensorProto.INT32 else np.int64
+            data = np.array(sym.concrete(value, assign), dtype=dtype)
+            feeds[value] = data.reshape(()) if self.ctx.shape(value) == () else data
+        return feeds
+
+    def run(self, assign: dict[int, int], theta: np.ndarray | None) -> Run:
+        feeds = self.feeds(assign, theta)
+        sizes = {}
+        try:
+            for i, op in enumerate(self.trace.known):
+                if op.size is not None:
+                    sizes[i] = [int(s) for s in np.asarray(self._value(op.size, feeds)).reshape(-1)]
+                    spatial = sizes[i][2:]
+                else:
+                    spatial = list(op.output_size)
+                if not op.emulated:
+                    continue  # onnxruntime computes it with the rest of the region
+                op_theta = np.asarray(self._value(op.theta, feeds), dtype=np.float64)
+                if op_theta.ndim != 3 or op_theta.shape[1] != len(spatial) or min(spatial, default=1) < 0:
+                    raise ProbeFailed(f"{op.node.label}: theta {op_theta.shape} does not fit size {spatial}")
+                grid = affine_grid(op_theta, spatial, bool(op.align_corners), op.size_one)
+                elem = self.ctx.dtype(op.node.outputs[0])
+                feeds[op.node.outputs[0]] = grid.astype(helper.tensor_dtype_to_np_dtype(elem) if elem else self.dtype)
+            grid = np.asarray(self._value(self.trace.grid, feeds))
+        except SurgeonError as exc:
+            raise ProbeFailed(str(exc)) from None
+        except (ValueError, IndexError, TypeError) as exc:  # a size that makes no sense
+            raise ProbeFailed(f"{type(exc).__name__}: {exc}") from None
+        return Run(grid, sizes)

@@ -1,0 +1,95 @@
+"""Probe thetas that span the space of affine maps.
+
+A region that applies a non-linear op to single theta elements (Abs, Relu, Clip, Round, Sign,
+Floor...) is the identity on every theta that sits near the identity with the same signs, so
+probing only there passes it for affine. These thetas differ per item and cover signed entries,
+reflections, rotations past 90 degrees, large translations and scales, shears and tiny scales.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def _rot(deg: float) -> np.ndarray:
+    a = np.deg2rad(deg)
+    return np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
+
+
+# (label, linear part for x/y, translation): 2-D shapes; 3-D extends them with a z row/column.
+_KINDS = [
+    ("near identity", np.array([[1.1, 0.15], [-0.1, 0.9]]), (0.05, -0.1)),
+    ("rotation by 135 degrees", 1.3 * _rot(135), (2.5, -1.7)),
+    ("reflection", np.diag([-1.0, 1.0]) @ _rot(30), (-0.4, 0.9)),
+    ("large translation and scale", np.array([[6.0, 0.5], [-0.7, 4.5]]), (-7.0, 5.5)),
+    ("rotation by 250 degrees with shear", _rot(250) @ np.array([[1.0, 0.6], [0.0, 0.7]]), (-1.3, -2.2)),
+    ("tiny scale, negative translation", np.array([[0.2, -0.03], [0.05, -0.15]]), (-0.35, -0.6)),
+    ("both axes flipped", np.array([[-0.8, 0.3], [0.25, -1.6]]), (0.7, 0.3)),
+    ("point reflection with large shift", -2.0 * _rot(10), (3.2, 1.1)),
+]
+KIND_COUNT = len(_KINDS)
+
+
+def _matrix(kind: int, k: int, rng: np.random.Generator) -> tuple[np.ndarray, str]:
+    """One [k, k+1] affine matrix of the given kind (indices past the list are signed random)."""
+    if kind >= KIND_COUNT:
+        return rng.normal(0.0, 2.0, size=(k, k + 1)), "signed random"
+    label, linear, shift = _KINDS[kind]
+    theta = np.zeros((k, k + 1))
+    theta[:2, :2] = linear
+    theta[:2, k] = shift
+    if k == 3:  # z gets its own sign and scale, and couples to x and y
+        theta[2, :] = [0.3, -0.45, -1.7 if kind % 2 else 1.2, 0.8 - 0.3 * kind]
+        theta[:2, 2] = [-0.35, 0.25]
+    return theta, label
+
+
+def probe_thetas(count: int, rows: int, cols: int, k: int, start: int, salt: int) -> tuple[np.ndarray, list[str]]:
+    """``count`` matrices [count, rows, cols] (float64) and their labels: kinds ``start``,
+    ``start+1``, ... of the spanning list, each nudged by a per-item random offset so that no
+    two items are equal. Rows past k (a homogeneous matrix's last row) are random too: a region
+    that reads them is not an affine grid of the first k rows."""
+    rng = np.random.default_rng([20240611, salt, start, count, rows, cols])
+    out = np.zeros((count, rows, cols))
+    labels = []
+    for i in range(count):
+        theta, label = _matrix(start + i, k, rng)
+        theta = theta + rng.uniform(-0.05, 0.05, size=theta.shape)
+        out[i, :k, :] = theta
+        if rows > k:
+            out[i, k:, :] = rng.uniform(-1.0, 1.0, size=(rows - k, cols))
+        labels.append(label)
+    return out, labels
+
+
+def draw_theta(shape, dtype, rng: np.random.Generator) -> np.ndarray:
+    """Validation input for a value that feeds theta: the identity plus signed perturbations
+    large enough to flip and rotate; a third of the items shifted by 1-1.8 along one axis (a
+    clamp of the translation to the image shows there), the rest mostly in view. ``shape`` is theta's:
+    [N, 2, 3], [N, 3, 4], homogeneous [N, 3, 3] / [N, 4, 4], or flat [N, 6] / [N, 12]; any
+    other shape gets identity-like values plus signed noise."""
+    shape = tuple(int(d) for d in shape)
+    forms = {(2, 3): (2, 3), (3, 4): (3, 4), (3, 3): (3, 3), (4, 4): (4, 4), (6,): (2, 3), (12,): (3, 4),
+             (9,): (3, 3), (16,): (4, 4)}
+    tail = forms.get(shape[-2:]) or forms.get(shape[-1:])
+    if len(shape) < 2 or tail is None:
+        eye = np.eye(shape[-2], shape[-1]) if len(shape) >= 2 else np.ones(shape)
+        return (eye + rng.normal(0.0, 0.8, size=shape)).astype(dtype)
+    rows, cols = tail
+    k = cols - 1
+    batch = int(np.prod(shape[: len(shape) - (2 if shape[-2:] == tail else 1)]))
+    out = np.tile(np.eye(rows, cols), (batch, 1, 1))
+    for n in range(batch):
+        angle = rng.uniform(-np.pi, np.pi)  # any rotation, past 90 degrees half of the time
+        flip = rng.choice([-1.0, 1.0], size=k)  # reflections
+        scale = np.exp(rng.uniform(np.log(0.5), np.log(2.0), size=k)) * flip  # 0.5-2, log-uniform
+        linear = np.eye(k)
+        linear[:2, :2] = [[np.cos(angle), -np.sin(angle)], [np.sin(angle), np.cos(angle)]]
+        linear = linear @ np.diag(scale) + rng.normal(0.0, 0.15, size=(k, k))
+        out[n, :k, :k] = linear
+        out[n, :k, k] = rng.normal(0.0, 0.3, size=k)
+        if rng.random() < 1 / 3:  # a third of the items shifted past the image's edge along one axis
+            out[n, rng.integers(k), k] = rng.choice([-1.0, 1.0]) * rng.uniform(1.0, 1.8)
+        if rows > k:  # a homogeneous matrix keeps an affine last row
+            out[n, k:, :] = np.eye(rows, cols)[k:]
+    return out.reshape(shape).astype(dtype)

@@ -1,0 +1,46 @@
+"""What a probe concludes (``Verdict``), and what one check at one set of dims gives."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .reparam import ThetaMap
+from .verify import Agreement
+
+
+@dataclass
+class Verdict:
+    reason: str | None = None
+    k: int = 2
+    homogeneous: bool = False
+    align_corners: int = 0
+    batch: tuple = ("static", 1)  # grid batch: ("static", n) or ("class", index)
+    spatial: list = field(default_factory=list)  # per output dim: as batch, or ("computed",)
+    theta_batch: tuple = ("static", 1)
+    broadcast_theta: bool = False  # theta's batch may be 1 where the grid's is not: expand it
+    pinned: dict = field(default_factory=dict)  # class -> the only value the original accepts
+    size_one: dict = field(default_factory=dict)  # output spatial dim -> its size-1 coordinate, when not 0
+    size_from: int | None = None  # known grid op whose size tensor gives computed dims
+    size_exact: bool = False  # that tensor is exactly [N, C, *spatial] of the sampler
+    theta_map: ThetaMap | None = None  # the grid is affine_grid(map(theta)), not affine_grid(theta)
+    theta_value: np.ndarray | None = None  # the grid reads no theta: this one was fitted
+    precision: str = "single"  # the lowest float precision the region computes in
+    notes: list = field(default_factory=list)  # warnings for the report
+
+
+@dataclass
+class Outcome:
+    shape: tuple
+    agreement: Agreement
+    sizes: dict
+    assign: dict
+
+
+@dataclass
+class Failure:
+    reason: str
+    ran: bool  # the region ran, its grid did not verify
+    nonfinite: bool = False
+    grid_batch: int | None = None  # the grid's batch when it ran

@@ -1,0 +1,85 @@
+"""Compare a region's grid with the analytic affine grid, and say what disagreed when it does not
+match. A size-1 dim with align_corners=1 may sit at torch's 0, ONNX's -1 or onnxruntime's +1,
+per dim; the comparison finds which."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+from onnx import TensorProto
+
+from .analytic import SIZE_ONE, TORCH, affine_grid
+
+# Precision of the lowest-precision float a region computes in -> (atol, rtol). Half precision
+# rounds each product and sum: a few ulps of grid values up to ~15 (the probe's large thetas).
+TOLERANCES = {"double": (1e-5, 1e-5), "single": (1e-5, 1e-5), "half": (5e-3, 5e-3), "bfloat16": (3e-2, 3e-2)}
+_PRECISION = {TensorProto.DOUBLE: "double", TensorProto.FLOAT: "single", TensorProto.FLOAT16: "half",
+              TensorProto.BFLOAT16: "bfloat16"}
+_ORDER = ["double", "single", "half", "bfloat16"]
+
+
+def precision(ctx, trace, extra_types=()) -> str:
+    """The lowest float precision among the region's values (a float16 Cast in the middle of a
+    float32 chain makes the whole grid half-precision)."""
+    types = set(extra_types)
+    for node in trace.nodes:
+        types.update(ctx.dtype(o) for o in node.outputs if o)
+        if node.op_type == "Cast":
+            types.add(node.attr("to"))
+    for name in trace.constants:
+        types.add(ctx.dtype(name))
+    found = [_PRECISION[t] for t in types if t in _PRECISION]
+    return max(found, key=_ORDER.index) if found else "single"
+
+
+@dataclass
+class Agreement:
+    align_corners: int
+    size_one: tuple  # (spatial axis, coordinate) for size-1 dims not at torch's 0
+
+
+@dataclass
+class Disagreement:
+    error: float  # the smallest max error over the settings tried (nan: non-finite grid)
+    item: int  # the batch item with the largest error under the best setting
+
+    def describe(self, labels: list[str] | None = None) -> str:
+        error = "non-finite values" if np.isnan(self.error) else f"max error {self.error:.3g}"
+        if labels:
+            return f"{error} on probe theta '{labels[self.item % len(labels)]}'"
+        return error
+
+
+def _conventions(spatial, ac: int):
+    """Per-dim size-1 coordinates to try (torch's first): only align_corners=1 has a choice."""
+    ones = [i for i, d in enumerate(spatial) if d == 1] if ac else []
+    for choice in itertools.product(SIZE_ONE, repeat=len(ones)):
+        coords = [TORCH] * len(spatial)
+        for i, c in zip(ones, choice):
+            coords[i] = c
+        yield tuple(coords), tuple((i, c) for i, c in zip(ones, choice) if c != TORCH)
+
+
+def compare(grid: np.ndarray, theta: np.ndarray, acs, tol: tuple[float, float]) -> Agreement | Disagreement:
+    """``grid`` [B, *spatial, k] against affine_grid(theta) with theta [B or 1, k, k+1]."""
+    atol, rtol = tol
+    spatial = grid.shape[1:-1]
+    th = np.broadcast_to(theta, (grid.shape[0], *theta.shape[1:])) if theta.shape[0] == 1 else theta
+    got = grid.astype(np.float64)
+    best, best_key = Disagreement(np.nan, 0), np.inf
+    for ac in acs:
+        for coords, moved in _conventions(spatial, ac):
+            expected = affine_grid(th, spatial, bool(ac), coords)
+            with np.errstate(invalid="ignore"):
+                err = np.abs(got - expected)
+                bad = ~(err <= atol + rtol * np.abs(expected))  # NaN counts as bad
+            if not bad.any():
+                return Agreement(ac, moved)
+            per_item = np.where(bad, np.nan_to_num(err, nan=np.inf), 0.0).reshape(grid.shape[0], -1).max(axis=1)
+            worst = float(per_item.max())
+            if worst < best_key or best_key == np.inf:
+                best_key = worst
+                best = Disagreement(np.nan if np.isinf(worst) else worst, int(per_item.argmax()))
+    return best

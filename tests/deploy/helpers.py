@@ -1,0 +1,225 @@
+"""Shared by the deploy tests: the shipped samples and their originals' outputs, plain
+onnxruntime and reference-evaluator runs, hand-built custom-node models, torch's numbers, and a
+name-free view of a graph for comparing two fuses."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import warnings
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import torch
+import torch.nn.functional as F
+from onnx import TensorProto, helper, numpy_helper
+
+import surgeon
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MODELS = os.path.join(ROOT, "samples", "models")
+sys.path.insert(0, ROOT)
+
+from samples import check  # noqa: E402
+from samples.catalog import BY_FILE, make_inputs  # noqa: E402
+from surgeon_patterns.thetas import draw_theta  # noqa: E402
+
+MANIFEST = json.load(open(os.path.join(MODELS, "manifest.json")))
+FUSED_SAMPLES = sorted(f for f, e in MANIFEST.items() if e["expected"] == "fuse")
+# Samples with dynamic H/W whose fused node takes the size as a run-time input (the second
+# has align_corners=1, and H=1 in its second shape set).
+DYNAMIC_HW = ["affine_ts_opset20_2d_dynamic.onnx", "size_one_dynamic_ts_opset20.onnx"]
+TOL = dict(rtol=1e-5, atol=1e-5)  # the contract: torch's numbers where the math allows
+
+_fused: dict = {}
+
+
+def fused(name: str, *, fixed: bool = True, functions: bool = False):
+    """``surgeon.fuse`` of a shipped sample, its dims fixed to the manifest's inputs (cached)."""
+    key = (name, fixed, functions)
+    if key not in _fused:
+        # Scalars (the If samples' cond) are left out: apply_input_shapes drops a scalar's
+        # shape field, which check_model(full_check=True) then rejects.
+        shapes = {k: v for k, v in MANIFEST[name]["inputs"].items() if v} if fixed else None
+        _fused[key] = surgeon.fuse(os.path.join(MODELS, name), input_shapes=shapes, functions=functions).model
+    return _fused[key]
+
+
+def feeds_for(name: str, shapes=None, seed: int = 0) -> dict:
+    return make_inputs(BY_FILE[name], shapes or MANIFEST[name]["inputs"], seed=seed)
+
+
+def original_outputs(name: str, feeds: dict) -> list[np.ndarray]:
+    """The original sample in onnxruntime; the torch module it came from where onnxruntime
+    cannot run it (ATen nodes)."""
+    model = check.runnable(BY_FILE[name], onnx.load(os.path.join(MODELS, name)))
+    if model is None:
+        return check.torch_outputs(BY_FILE[name], feeds)
+    return ort_run(model, feeds)
+
+
+def feed_sets(name: str, fixed: bool = True) -> list[dict]:
+    """The manifest's inputs (and its second shape set when the dims are not fixed), then the
+    first again with signed transform matrices (flips, rotations past 90 degrees, large shifts)."""
+    entry = MANIFEST[name]
+    shapes = [entry["inputs"]] + ([entry["alt_inputs"]] if entry.get("alt_inputs") and not fixed else [])
+    sets = [feeds_for(name, s, seed=i) for i, s in enumerate(shapes)]
+    signed = dict(sets[0])
+    rng = np.random.default_rng(20)
+    for key in ("theta", "theta2", "M"):
+        if key in signed:
+            signed[key] = draw_theta(signed[key].shape, np.float32, rng)
+    return sets + [signed]
+
+
+def tolerance(name: str) -> dict:
+    """The contract's (torch's numbers where the math allows), or what the manifest says a
+    sample's original loses on its own (a grid computed in half precision)."""
+    tol = MANIFEST[name].get("tolerance") or TOL["atol"]
+    return dict(rtol=tol, atol=tol)
+
+
+def ort_run(model, feeds: dict) -> list[np.ndarray]:
+    """A plain onnxruntime session: no op library, nothing from surgeon."""
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    options.intra_op_num_threads = 1
+    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    names = {i.name for i in session.get_inputs()}
+    return session.run(None, {k: v for k, v in feeds.items() if k in names})
+
+
+def reference_run(model, feeds: dict) -> list[np.ndarray]:
+    from onnx.reference import ReferenceEvaluator
+
+    names = {i.name for i in model.graph.input}
+    return ReferenceEvaluator(model).run(None, {k: v for k, v in feeds.items() if k in names})
+
+
+@contextlib.contextmanager
+def reference_knows_opset16_modes():
+    """onnx.reference has one GridSample, with opset-20 mode names only: it rejects opset 16's
+    ``bilinear``/``bicubic`` (FACTS.md), also in the exporters' own models. Teach it the names
+    (and nothing else), to check the rest of a body written for opsets 16-19."""
+    from onnx.reference.ops import op_grid_sample
+
+    original = op_grid_sample.GridSample._run
+
+    def run(self, X, grid, mode=None, padding_mode=None, align_corners=None):
+        mode = mode or self.mode
+        mode = {"bilinear": "linear", "bicubic": "cubic"}.get(mode, mode)
+        return original(self, X, grid, mode=mode, padding_mode=padding_mode, align_corners=align_corners)
+
+    op_grid_sample.GridSample._run = run
+    try:
+        yield
+    finally:
+        op_grid_sample.GridSample._run = original
+
+
+def assert_close(got: list, want: list, label: str, tol: dict | None = None) -> float:
+    """Equal at ``tol`` (default: the contract's); returns the largest absolute error."""
+    assert len(got) == len(want), label
+    worst = 0.0
+    for g, w in zip(got, want):
+        assert g.shape == w.shape, (label, g.shape, w.shape)
+        np.testing.assert_allclose(g, w, err_msg=label, **(tol or TOL))
+        worst = max(worst, float(np.abs(g.astype(np.float64) - w).max()) if g.size else 0.0)
+    return worst
+
+
+def opset_of(model) -> int:
+    return next(o.version for o in model.opset_import if o.domain in ("", "ai.onnx"))
+
+
+def all_nodes(graph):
+    for node in graph.node:
+        yield node
+        for a in node.attribute:
+            if a.type == onnx.AttributeProto.GRAPH:
+                yield from all_nodes(a.g)
+
+
+def custom_nodes(model) -> list:
+    return [n for n in all_nodes(model.graph) if n.domain == "custom.ops"]
+
+
+# -- hand-built models with one custom node ---------------------------------------------------
+
+def custom_model(op: str, *, x_shape, theta_shape, output_size=None, dynamic=False, align=0,
+                 mode="bilinear", padding="zeros", opset=20, elem=TensorProto.FLOAT, attrs=None):
+    """A model holding one ``custom.ops`` node. ``dynamic``: the size comes in as an input
+    (int64 ``size``), otherwise ``output_size`` is an attribute."""
+    k = theta_shape[1]
+    inputs = [helper.make_tensor_value_info("theta", elem, ["N", k, k + 1])]
+    node_inputs = ["theta"]
+    if op == "FusedGridSample":
+        inputs.insert(0, helper.make_tensor_value_info("x", elem, ["N", x_shape[1]] + [f"s{i}" for i in range(k)]))
+        node_inputs.insert(0, "x")
+    if attrs is None:
+        attrs = {"align_corners": align}
+        if op == "FusedGridSample":
+            attrs.update(mode=mode, padding_mode=padding)
+        if not dynamic:
+            attrs["output_size"] = list(output_size)
+    if dynamic:
+        inputs.append(helper.make_tensor_value_info("size", TensorProto.INT64, [k + 2]))
+        node_inputs.append("size")
+    node = helper.make_node(op, node_inputs, ["y"], name="custom", domain="custom.ops", **attrs)
+    spatial = list(output_size) if output_size is not None and not dynamic else [f"o{i}" for i in range(k)]
+    dims = ["N", x_shape[1], *spatial] if op == "FusedGridSample" else ["N", *spatial, k]
+    graph = helper.make_graph([node], "custom", inputs, [helper.make_tensor_value_info("y", elem, dims)])
+    opsets = [helper.make_opsetid("", opset), helper.make_opsetid("custom.ops", 1)]
+    return helper.make_model(graph, opset_imports=opsets, ir_version=9 if opset >= 20 else 8)
+
+
+def custom_feeds(op: str, *, x_shape, theta_shape, size, dynamic, seed=0, dtype=np.float32) -> dict:
+    rng = np.random.default_rng(seed)
+    k = theta_shape[1]
+    theta = np.eye(k, k + 1) + 0.4 * rng.standard_normal(theta_shape)
+    feeds = {"theta": theta.astype(dtype)}
+    if op == "FusedGridSample":
+        feeds["x"] = rng.random(x_shape).astype(dtype)
+    if dynamic:
+        feeds["size"] = np.array(size, np.int64)
+    return feeds
+
+
+def torch_custom(op: str, feeds: dict, size, align: int, mode="bilinear", padding="zeros") -> np.ndarray:
+    """The contract's numbers: torch's affine_grid (and grid_sample)."""
+    with warnings.catch_warnings():  # torch warns about size-1 dims with align_corners=True
+        warnings.simplefilter("ignore", UserWarning)
+        theta = torch.from_numpy(feeds["theta"].astype(np.float32))
+        grid = F.affine_grid(theta, list(size), align_corners=bool(align))
+        if op == "AffineGrid":
+            return grid.numpy()
+        x = torch.from_numpy(feeds["x"].astype(np.float32))
+        return F.grid_sample(x, grid, mode=mode, padding_mode=padding, align_corners=bool(align)).numpy()
+
+
+# -- a graph without its names ------------------------------------------------------------------
+
+def canonical(graph) -> list:
+    """Nodes in order, with op, attributes, initializer contents and value links, but no names
+    other than the graph's own inputs and outputs: two fuses of one model compare equal."""
+    names = {v.name: v.name for v in list(graph.input) + list(graph.output)}
+    inits = {t.name: t for t in graph.initializer}
+
+    def name(value: str):
+        if not value:
+            return ""
+        if value in inits:
+            array = numpy_helper.to_array(inits[value])
+            return ("const", array.dtype.str, array.shape, array.tobytes())
+        return names.setdefault(value, f"v{len(names)}")
+
+    found = []
+    for node in graph.node:
+        attrs = sorted((a.name, a.SerializeToString()) for a in node.attribute if a.type != onnx.AttributeProto.GRAPH)
+        bodies = [canonical(a.g) for a in node.attribute if a.type == onnx.AttributeProto.GRAPH]
+        found.append((node.domain, node.op_type, [name(i) for i in node.input], [name(o) for o in node.output],
+                      attrs, bodies))
+    return found

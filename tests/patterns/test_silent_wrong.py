@@ -1,0 +1,163 @@
+"""Issue 20's silent wrong rewrites, each class closed: a non-linear op on single theta
+coefficients, size-1 dims with align_corners=1, a dim trusted by its symbol. Each refused case
+names what disagreed; each fused one equals the original on inputs that flip and rotate."""
+
+import numpy as np
+import pytest
+
+import surgeon
+from surgeon_patterns import AffineGridSample
+from surgeon_patterns.thetas import KIND_COUNT, draw_theta, probe_thetas
+
+from .builders import native_pair
+from .graphs import op_counts
+from .runner import ort_run, run_split
+from .traps import ELEMENTWISE_OPS, coefficient_op, shared_symbol, shifted_by, size_one_special
+
+
+def fuse(model, **kw):
+    return surgeon.fuse(model, plugins=[AffineGridSample()], **kw)
+
+
+def signed_inputs(x_shape, theta_shape, seed=0):
+    rng = np.random.default_rng(seed)
+    return {"x": rng.random(x_shape, dtype=np.float32), "theta": draw_theta(theta_shape, np.float32, rng)}
+
+
+def refusals(result) -> str:
+    return " | ".join(r.reason for r in result.report.refusals)
+
+
+# -- (a) non-linear ops on theta coefficients ----------------------------------------------------
+
+@pytest.mark.parametrize("op", [op for op in ELEMENTWISE_OPS if op != "Neg"])
+@pytest.mark.parametrize("index", [0, 2, 4])
+def test_nonlinear_coefficient_refused_with_what_disagreed(op, index):
+    model = coefficient_op(op, index)
+    result = fuse(model)
+    assert not result.report.rewrites, result.report.summary()
+    reason = refusals(result)
+    assert "not affine_grid(theta)" in reason and "on probe theta '" in reason, reason
+
+
+@pytest.mark.parametrize("index", [0, 2, 4])
+def test_linear_twin_and_negation_fuse_and_match(index):
+    # Controls: no op, or Neg (linear: an affine map of theta), fuse and equal the original on
+    # inputs that reflect and rotate.
+    for op in (None, "Neg"):
+        model = coefficient_op(op, index)
+        result = fuse(model)
+        assert op_counts(result.model)["custom.ops::FusedGridSample"] == 1, (op, result.report.summary())
+        for seed in range(3):
+            feeds = signed_inputs([3, 3, 16, 12], [3, 2, 3], seed)
+            np.testing.assert_allclose(run_split(result.model, feeds)[0], ort_run(model, feeds)[0],
+                                       rtol=1e-5, atol=1e-5)
+
+
+def test_probe_thetas_span_signs_and_magnitudes():
+    thetas, labels = probe_thetas(KIND_COUNT, 2, 3, 2, 0, 0)
+    assert len(set(labels)) == KIND_COUNT
+    for entry in thetas.reshape(KIND_COUNT, -1).T:  # every coefficient takes both signs
+        assert (entry > 0.1).any() and (entry < -0.1).any()
+    assert np.abs(thetas[:, :, 2]).max() > 5 and np.abs(thetas[:, :, :2]).max() > 5
+    linear = thetas[:, :, :2]
+    assert (np.linalg.det(linear) < 0).any()  # reflections
+    assert (np.einsum("nii->n", linear) < 0).any()  # rotations past 90 degrees
+    assert len({tuple(t.round(6).ravel()) for t in thetas}) == KIND_COUNT
+
+
+@pytest.mark.parametrize("op,index", [("Abs", 0), ("Relu", 4), ("Sign", 0), ("Floor", 4), ("Clip", 2)])
+def test_draw_theta_reveals_what_near_identity_draws_hide(op, index):
+    # What validate needs: the trap and its linear twin differ on draw_theta's inputs, and agree
+    # on thetas drawn from [0, 1) around the identity (what --validate used to draw).
+    trap, twin = coefficient_op(op, index), coefficient_op(None, index)
+    rng = np.random.default_rng(0)
+    x = rng.random((16, 3, 16, 12), dtype=np.float32)
+    theta = draw_theta((16, 2, 3), np.float32, rng)
+    assert np.abs(ort_run(trap, {"x": x, "theta": theta})[0] - ort_run(twin, {"x": x, "theta": theta})[0]).max() > 0.1
+    if op in ("Abs", "Relu", "Clip"):  # the identity near the identity (Sign and Floor are not)
+        old = (np.eye(2, 3) + 0.1 * rng.random((16, 2, 3))).astype(np.float32)
+        assert np.abs(ort_run(trap, {"x": x, "theta": old})[0] - ort_run(twin, {"x": x, "theta": old})[0]).max() < 1e-5
+
+
+# -- (b) size-1 dims with align_corners=1 --------------------------------------------------------
+
+@pytest.mark.parametrize("out", [[1, 8], [6, 1], [1, 1]])
+def test_size_one_static_equals_the_original(out):
+    model = native_pair(ac=1, out=out)
+    result = fuse(model)
+    assert op_counts(result.model)["custom.ops::FusedGridSample"] == 1
+    feeds = signed_inputs([2, 3, 16, 12], [2, 2, 3])
+    np.testing.assert_allclose(run_split(result.model, feeds)[0], ort_run(model, feeds)[0], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("value", [0.0, -1.0, 1.0])
+def test_size_one_dynamic_any_known_coordinate_is_reproduced(value):
+    model = size_one_special(value)
+    result = fuse(model)
+    assert op_counts(result.model)["custom.ops::FusedGridSample"] == 1, result.report.summary()
+    for shape in ([2, 3, 1, 12], [3, 3, 7, 12]):
+        feeds = signed_inputs(shape, [shape[0], 2, 3])
+        np.testing.assert_allclose(run_split(result.model, feeds)[0], ort_run(model, feeds)[0], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("value", [0.0, -1.0, 1.0])
+def test_size_one_of_a_grid_with_no_theta_is_reproduced(value):
+    model = size_one_special(value, with_theta=False)
+    result = fuse(model)
+    assert op_counts(result.model)["custom.ops::FusedGridSample"] == 1, result.report.summary()
+    for shape in ([2, 3, 1, 12], [3, 3, 7, 12], [1, 3, 1, 12]):
+        feeds = {"x": np.random.default_rng(3).random(shape, dtype=np.float32)}
+        np.testing.assert_allclose(run_split(result.model, feeds)[0], ort_run(model, feeds)[0], rtol=1e-5, atol=1e-5)
+
+
+def test_size_one_with_no_theta_to_read_is_refused():
+    # Negative control: at H=1 this grid puts its row at 0.5; no theta of the op gives that.
+    model = size_one_special(0.5)
+    result = fuse(model)
+    assert not result.report.rewrites
+    reason = refusals(result)
+    assert reason.startswith("with H=1 (x[2]), the grid is not affine_grid(theta)"), reason
+
+
+# -- (c) nothing decided from a dim's name -------------------------------------------------------
+
+def test_shared_symbol_is_not_a_shared_value():
+    # x [N, 3, H, N]: W declared with the batch's symbol. The output's W is x's W, not its N.
+    model = shared_symbol()
+    result = fuse(model)
+    assert op_counts(result.model) == {"Shape": 1, "custom.ops::FusedGridSample": 1}
+    for shape in ([2, 3, 8, 5], [3, 3, 6, 3], [1, 3, 4, 7]):
+        feeds = signed_inputs(shape, [shape[0], 2, 3])
+        got, want = run_split(result.model, feeds)[0], ort_run(model, feeds)[0]
+        assert got.shape == want.shape == tuple(shape)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_names_never_merge_probe_classes():
+    from surgeon_patterns.symbols import Symbols
+
+    sym = Symbols({"x": ("N", 3, "H", "N"), "theta": ("N", 2, 3)}, "x", "theta")
+    assert len(sym.classes) == 4 and len({c for c in sym.owners["x"] if isinstance(c, tuple)}) == 3
+
+
+# -- a theta that depends on more than theta -----------------------------------------------------
+
+def test_shift_by_a_dynamic_dim_is_refused():
+    result = fuse(shifted_by("width"))
+    assert not result.report.rewrites
+    assert "depends on W (x[3])" in refusals(result), refusals(result)
+
+
+def test_shift_by_a_static_dim_is_a_map():
+    model = shifted_by("width", symbolic_w=False)
+    result = fuse(model)
+    assert op_counts(result.model)["custom.ops::FusedGridSample"] == 1, result.report.summary()
+    feeds = signed_inputs([3, 3, 16, 12], [3, 2, 3])
+    np.testing.assert_allclose(run_split(result.model, feeds)[0], ort_run(model, feeds)[0], rtol=1e-5, atol=1e-5)
+
+
+def test_shift_by_the_item_index_is_refused():
+    result = fuse(shifted_by("item"))
+    assert not result.report.rewrites
+    assert "not affine_grid" in refusals(result), refusals(result)
