@@ -3,7 +3,8 @@
 Uniform noise near the identity never reflects, rotates far or translates much, so a grid
 computed with a sign or an absolute value lost passes on it. These are full affine maps: any
 rotation angle, reflections, scales 0.5-2 per axis, shears, translations up to 1, a different
-one per batch item.
+one per batch item; one item in three is also shifted 1-1.8 along one axis, past the image
+edge (a translation clamped to [-1, 1] shows only there).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ def _linear(k: int, rng: np.random.Generator) -> np.ndarray:
 
 
 def draw_theta(shape, dtype, rng: np.random.Generator) -> np.ndarray:
-    """transform matrices: any rotation, reflections, scales 0.5-2, shears, translations to 1"""
+    """transform matrices: any rotation, reflections, scales 0.5-2, shears, shifts past the edge"""
     shape = tuple(int(d) for d in shape)
     per_item = int(np.prod(shape[1:])) if len(shape) > 1 else 0
     if per_item not in _FORMS or (len(shape) == 3 and shape[1:] != _FORMS[per_item]):
@@ -37,6 +38,8 @@ def draw_theta(shape, dtype, rng: np.random.Generator) -> np.ndarray:
         m = np.zeros((rows, cols))
         m[:k, :k] = _linear(k, rng)
         m[:k, k] = rng.uniform(-1.0, 1.0, size=k)
+        if rng.random() < 1 / 3:
+            m[rng.integers(k), k] += rng.choice([-1.0, 1.0]) * rng.uniform(1.0, 1.8)
         if rows > k:
             m[k, k] = 1.0  # homogeneous: the last row of an affine map
         items.append(m)
