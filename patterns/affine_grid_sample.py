@@ -60,7 +60,8 @@ class AffineGridSample(Pattern):
                                         if p is not None and p.is_op("Constant")]
             outputs = [o for o in sampler.node.outputs if o] if plan.form == "fused" else outputs + [plan.output]
         nodes = ctx.exclusive(region, outputs)
-        return Match(anchor=node, nodes=nodes, outputs=outputs, values={"plan": plan}, warnings=plan.warnings)
+        return Match(anchor=node, nodes=nodes, outputs=outputs, values={"plan": plan}, warnings=plan.warnings,
+                     atol=plan.atol)
 
     # -- rewrite -------------------------------------------------------------------------------
 

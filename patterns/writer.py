@@ -46,6 +46,7 @@ class Plan:
     size_one: dict = field(default_factory=dict)  # output dim -> the original's size-1 coordinate (not 0)
     opset: int = 20
     warnings: list[str] = field(default_factory=list)
+    atol: float | None = None  # the original computes in half precision: equal only to this
 
     def reads(self) -> list[str]:
         """Values of the model the rewrite reads besides the image and theta."""

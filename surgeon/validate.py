@@ -96,6 +96,12 @@ def validate(original, rewritten, feeds: Mapping[str, np.ndarray] | None = None,
     timings["load"] = time.perf_counter() - start
 
     regions = find_regions(orig.proto, rew.proto, rew.is_custom)
+    declared = [r.atol for r in regions if r.atol is not None]
+    end_atol = atol
+    if atol is None and declared:  # a rewrite exact only to a tolerance: the outputs after it too
+        end_atol = max(declared)
+        report.notes.append(f"{len(declared)} rewrite(s) declare they are exact only to atol {end_atol:g}; "
+                            "those rewrites and the outputs end to end are held to it")
     keep = list(dict.fromkeys(orig.output_names + [n for r in regions for n in r.leaves + r.produces]))
     t = time.perf_counter()
     reference = orig.run(feeds, keep)
@@ -119,7 +125,7 @@ def validate(original, rewritten, feeds: Mapping[str, np.ndarray] | None = None,
             if name not in result:
                 report.outputs.append(missing(name, "rewritten"))
                 continue
-            report.outputs.append(compare(name, reference[name], result[name], atol, rtol, max_mismatch))
+            report.outputs.append(compare(name, reference[name], result[name], end_atol, rtol, max_mismatch))
         extra = [n for n in rew.output_names if n not in orig.output_names]
         if extra:
             report.notes.append(f"the rewritten model has outputs the original lacks: {', '.join(extra)}")
@@ -187,7 +193,8 @@ def _run_regions(pairs, rew: Runner, reference: dict, taken: set[str], atol, rto
     leaves = {name: reference[name] for r in regions for name in r.leaves}
     values = runner.run(leaves)
     for region, check in pairs:
-        check.outputs = [compare(name, reference[name], values[renamed[name]], atol, rtol, max_mismatch)
+        held = atol if atol is not None else region.atol  # the user's tolerance, else what the rewrite declared
+        check.outputs = [compare(name, reference[name], values[renamed[name]], held, rtol, max_mismatch)
                          for name in region.produces]
 
 

@@ -284,6 +284,10 @@ class Driver:
                 self._refuse(pattern, match.anchor, scope, reason)
                 continue
             applied += 1
+            if match.atol is not None:
+                for node in ctx.new_nodes:
+                    entry = node.proto.metadata_props.add()
+                    entry.key, entry.value = "surgeon.atol", repr(float(match.atol))
             in_order = in_order and self._fits_at(index, match, ctx.new_nodes, position)
             self.report.constant_bytes_removed += sum(_node_constant_bytes(n) for n in match.nodes)
             self._removed_ops.update((n.domain, n.op_type) for n in match.nodes if n.domain not in ("", "ai.onnx"))

@@ -28,7 +28,10 @@ class Match:
     rewrite must produce again under the same names (default: the anchor's outputs). Any other
     value the region computes must have no reader outside it. ``values`` carries what the
     pattern found (inputs, attributes) from ``match`` to ``rewrite``; ``warnings`` go to the
-    report.
+    report. ``atol``: the rewrite equals the original only to this absolute tolerance (an
+    original that computes in half precision, say); it is written on the new nodes
+    (``metadata_props`` ``surgeon.atol``) and ``validate`` holds the rewrite, and the outputs
+    after it, to no less.
     """
 
     anchor: Node
@@ -36,6 +39,7 @@ class Match:
     outputs: list[str] | None = None
     values: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    atol: float | None = None
 
     def __post_init__(self) -> None:
         if self.outputs is None:

@@ -43,6 +43,12 @@ class Region:
         return found
 
     @property
+    def atol(self) -> float | None:
+        """The tolerance its rewrite declared (``surgeon.atol``: exact only to this), if any."""
+        found = [float(e.value) for n in self.custom for e in n.metadata_props if e.key == "surgeon.atol"]
+        return max(found) if found else None
+
+    @property
     def ops(self) -> list[str]:
         return [f"{n.domain}::{n.op_type}" for n in self.custom]
 

@@ -147,3 +147,16 @@ def test_target_affine_grid(name, fuse):
     for feeds in feed_sets(name):
         for g, w in zip(rewritten_outputs(result.model, feeds), expected_outputs(name, feeds)):
             np.testing.assert_allclose(g, w, rtol=tol, atol=tol, err_msg=name)
+
+
+@pytest.mark.parametrize("name", [n for n in FUSE if MANIFEST[n].get("tolerance")])
+def test_a_rewrite_of_a_half_precision_grid_declares_its_tolerance(name):
+    import surgeon
+
+    path = os.path.join(MODELS, name)
+    result = surgeon.fuse(path)
+    [node] = [n for n in result.model.graph.node if n.domain == "custom.ops"]
+    declared_atol = {e.key: e.value for e in node.metadata_props}["surgeon.atol"]
+    assert float(declared_atol) >= MANIFEST[name]["tolerance"]
+    report = surgeon.validate(path, result.model, make_inputs(BY_FILE[name]))
+    assert report.passed and report.outputs[0].atol == float(declared_atol), report.summary()

@@ -238,3 +238,20 @@ def test_random_inputs_fit_dims_the_rewrite_fixed():
     report = validate(orig, rew, plugins=PLUGINS)
     assert report.passed, report.summary()
     assert [i["shape"][0] for i in report.inputs] == [2, 2]
+
+
+def test_a_rewrite_declaring_its_tolerance_is_held_to_it_and_no_less():
+    fused = PLUGINS.op("custom.ops", "FusedGridSample").kernel
+
+    def off_by_5e3(inputs, attrs, device="cpu"):
+        return [fused(inputs, attrs, device)[0] + np.float32(5e-3)]
+
+    plugins = PLUGINS.with_ops(CustomOp("custom.ops", "FusedGridSample", kernel=off_by_5e3))
+    orig, rew = warp_pair()
+    assert not validate(orig, rew, warp_feeds(), plugins=plugins).passed  # the defaults: 1e-3
+    entry = rew.graph.node[0].metadata_props.add()
+    entry.key, entry.value = "surgeon.atol", "0.02"
+    report = validate(orig, rew, warp_feeds(), plugins=plugins)
+    assert report.passed and report.rewrites[0].outputs[0].atol == 0.02 and report.outputs[0].atol == 0.02
+    assert "declare they are exact only to atol 0.02" in report.notes[-1]
+    assert not validate(orig, rew, warp_feeds(), atol=1e-3, plugins=plugins).passed  # the user's word wins
