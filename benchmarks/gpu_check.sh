@@ -21,7 +21,8 @@ python3 -c "import onnxruntime as o; print('onnxruntime', o.__version__, o.get_a
 # test_isa_fallbacks: such machines usually have AVX-512, so the AVX2 and baseline levels run
 # there as fallbacks (this VM has no AVX-512 and runs only the baseline one).
 python3 -m pytest -q -p no:cacheprovider -rs tests/kernels/test_cuda.py tests/kernels/test_precision.py \
-    tests/kernels/test_build.py tests/kernels/test_isa_fallbacks.py tests/ort/test_cuda.py 2>&1 |
+    tests/kernels/test_build.py tests/kernels/test_isa_fallbacks.py tests/ort/test_cuda.py \
+    tests/torch/test_cuda.py 2>&1 |
     tee "$logs/gpu_tests.log"
 tests=$?
 python3 benchmarks/kernels.py --gpu-only 2>&1 | tee "$logs/gpu_bench.log"

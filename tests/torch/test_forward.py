@@ -1,0 +1,90 @@
+"""Forward results against torch's F.grid_sample(x, F.affine_grid(theta, size)) and the
+operator's registration."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import surgeon_ops.torch as st
+
+from .cases import COMBOS, image, shapes, theta, tolerance, torch_pair
+
+
+@pytest.mark.parametrize("nsp,mode,padding,ac", COMBOS)
+def test_every_mode_padding_and_align_corners_equal_torch(nsp, mode, padding, ac):
+    for i, (shape, out) in enumerate(shapes(nsp)):
+        x, t = image(shape, seed=i), theta(shape[0], nsp, seed=i)
+        size = torch.Size(shape[:2] + out)
+        got = st.fused_grid_sample(x, t, size, mode, padding, ac)
+        want = torch_pair(x, t, size, mode, padding, ac)
+        assert got.shape == want.shape and got.dtype == torch.float32
+        assert (got - want).abs().max() <= tolerance(mode)
+
+
+@pytest.mark.parametrize("nsp", (2, 3))
+def test_float16_is_computed_in_float32_and_rounded(nsp):
+    shape, out = shapes(nsp)[0]
+    x, t = image(shape), theta(shape[0], nsp)
+    size = shape[:2] + out
+    got = st.fused_grid_sample(x.half(), t.half(), size)
+    assert got.dtype == torch.float16
+    want = torch_pair(x.half().float(), t.half().float(), size)
+    assert (got.float() - want).abs().max() <= 2e-3
+
+
+def test_size_spellings_match_f_affine_grid():
+    x, t = image((2, 3, 8, 10)), theta(2, 2)
+    want = st.fused_grid_sample(x, t, x.size())
+    assert (want - torch_pair(x, t, x.size())).abs().max() <= 1e-5
+    import numpy as np
+
+    for size in (x.shape, list(x.shape), tuple(x.shape), [8, 10], None, np.array(x.shape), [np.int64(8), 10]):
+        assert torch.equal(st.fused_grid_sample(x, t, size), want)
+    # F.affine_grid ignores the C of its size; so does the op (the output has x's channels)
+    assert torch.equal(st.fused_grid_sample(x, t, [2, 1, 8, 10]), want)
+
+
+def test_affine_grid_equals_torch():
+    for nsp, size in ((2, [3, 1, 5, 7]), (3, [3, 2, 4, 5, 6])):
+        t = theta(3, nsp)
+        for ac in (False, True):
+            assert torch.equal(st.affine_grid(t, size, ac), F.affine_grid(t, size, align_corners=ac))
+    t = theta(2, 2).half()
+    want = F.affine_grid(t.float(), [2, 3, 6, 5], align_corners=False)
+    assert (st.affine_grid(t, [2, 3, 6, 5]).float() - want).abs().max() < 1e-3
+
+
+def test_non_contiguous_inputs():
+    x, t = image((3, 2, 9, 8)), theta(2, 2)
+    xs = x.transpose(2, 3)[:2]  # not contiguous
+    ts = t.transpose(1, 2).contiguous().transpose(1, 2)
+    assert not xs.is_contiguous() and not ts.is_contiguous()
+    want = torch_pair(xs.contiguous(), t, [2, 2, 5, 6])
+    assert (st.fused_grid_sample(xs, ts, [2, 2, 5, 6]) - want).abs().max() <= 1e-5
+
+
+def test_registered_as_torch_operators():
+    assert str(torch.ops.surgeon.fused_grid_sample.default._schema) == (
+        "surgeon::fused_grid_sample(Tensor x, Tensor theta, SymInt[] size, str mode, str padding_mode, "
+        "bool align_corners) -> Tensor")
+    assert str(torch.ops.surgeon.affine_grid.default._schema) == (
+        "surgeon::affine_grid(Tensor theta, SymInt[] size, bool align_corners) -> Tensor")
+    x, t = image((1, 2, 5, 6)), theta(1, 2)
+    torch.library.opcheck(torch.ops.surgeon.fused_grid_sample.default, (x, t, [4, 3], "bicubic", "border", True))
+    torch.library.opcheck(torch.ops.surgeon.affine_grid.default, (theta(2, 3), [2, 3, 4], False))
+
+
+def test_surgeon_torch_is_the_user_facing_name():
+    import surgeon.torch
+
+    for name in ("fused_grid_sample", "affine_grid", "replace_grid_samplers", "onnx_translation_table"):
+        assert getattr(surgeon.torch, name) is getattr(st, name)
+
+
+def test_surgeon_torch_is_not_imported_by_surgeon():
+    import subprocess
+    import sys
+
+    code = "import sys, surgeon; print('surgeon.torch' in sys.modules, 'surgeon_ops.torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "False"]
