@@ -14,10 +14,10 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 from onnx import ModelProto
 
-from . import graphsurgeon
+from . import graphsurgeon, progress
 from .errors import SurgeonError
 from .functions import attach_functions
-from .modelio import LoadedModel, load_model_proto, save_model
+from .modelio import LoadedModel, input_files, load_model_proto, save_model
 from .plugins import resolve
 from .rewrite.driver import Driver
 from .rewrite.report import Report
@@ -51,6 +51,13 @@ class FuseResult:
     warnings: list[str]
     validation: object = None  # a ValidationReport when fuse(validate=...)
 
+    def to_html(self, title: str | None = None) -> str:
+        """The HTML report: summary, every rewrite drawn before and after, near misses, and the
+        validation's error table and pictures when there was one."""
+        from .visual import render
+
+        return render(self.report, self.validation, title=title)
+
 
 def fuse(model, output: str | os.PathLike | None = None, *, plugins=None, target: str | None = None,
          options: dict | None = None, input_shapes: Mapping[str, Sequence[int]] | None = None,
@@ -72,14 +79,19 @@ def fuse(model, output: str | os.PathLike | None = None, *, plugins=None, target
 
 def fuse_model(model, output=None, *, plugins=None, target=None, options=None, input_shapes=None,
                validate: bool | ValidateOptions = False, external_data=None, keep_model: bool = True,
-               dry_run: bool = False, functions: bool = False, report_path: str | None = None) -> FuseResult:
+               dry_run: bool = False, functions: bool = False, report_path: str | None = None,
+               html_path: str | None = None) -> FuseResult:
     """``fuse`` for the command line: ``keep_model=False`` lets the writer move weights out of
     the returned model instead of copying them; ``dry_run`` marks the report as a preview;
-    ``report_path`` gets the JSON report, written with ``output`` (both appear, or neither)."""
+    ``report_path`` gets the JSON report, written with ``output`` (both appear, or neither);
+    ``html_path`` the HTML report, written also when validation fails (that is when it shows
+    most)."""
     plugins = resolve(plugins)
     graph_in = graphsurgeon.is_graph(model)
     source = graphsurgeon.as_model(model)
-    loaded = _loaded(source)
+    name = os.fspath(source) if isinstance(source, (str, os.PathLike)) else ""
+    with progress.working(f"loading {os.path.basename(name) or 'the model'}"):
+        loaded = _loaded(source)
     if input_shapes:
         apply_input_shapes(loaded.proto, input_shapes)
     opts = dict(options or {})
@@ -87,6 +99,7 @@ def fuse_model(model, output=None, *, plugins=None, target=None, options=None, i
         opts["target"] = target
     report = Driver(loaded, plugins.enabled(), plugins.domains(), opts).run()
     report.dry_run = dry_run
+    report.model = name
     if functions:
         report.notes.extend(attach_functions(loaded.proto, plugins))
     validation = None
@@ -99,12 +112,25 @@ def fuse_model(model, output=None, *, plugins=None, target=None, options=None, i
         validation = check(original, loaded, how.feeds, how.atol, how.rtol, input_shapes=input_shapes,
                            seed=how.seed, max_mismatch=how.max_mismatch, plugins=plugins)
         if not validation.passed and not how.force:
+            if html_path:
+                from .visual import write as write_html
+
+                write_html(html_path, report, validation, inputs=input_files(loaded))
             failures = validation.failures()
             raise SurgeonError(f"validation failed: {failures[0] if failures else 'nothing compared'}; "
                                "output not written (--force writes it anyway)")
     if output is not None:
-        texts = {report_path: report.to_json()} if report_path else None
-        save_model(loaded, output, external_data=external_data, restore=keep_model, texts=texts)
+        texts = {report_path: report.to_json()} if report_path else {}
+        if html_path:  # written with the model: both appear, or neither
+            from .visual import render
+
+            texts[html_path] = render(report, validation)
+        with progress.working(f"writing {os.path.basename(os.fspath(output))}"):
+            save_model(loaded, output, external_data=external_data, restore=keep_model, texts=texts or None)
+    elif html_path:
+        from .visual import write as write_html
+
+        write_html(html_path, report, validation, inputs=input_files(loaded))
     result = graphsurgeon.from_proto(loaded.proto) if graph_in else loaded.proto
     return FuseResult(result, report, list(plugins.warnings), validation)
 

@@ -46,7 +46,9 @@ from .runtime.draws import describe, input_drawers
 from .runtime.inputs import DEFAULT_MAX_BYTES, DEFAULT_SEED, check_feeds, random_inputs
 from .runtime.program import Runner, get_runner
 from .runtime.regions import Region, check_model, find_regions, top_level_values
-from .runtime.report import RewriteCheck, ValidationReport
+from .runtime.pictures import keep_rewrite_pictures, pictures_of
+from .runtime.report import RewriteCheck, ValidationReport, describe_models
+from . import progress
 
 __all__ = ["validate", "ValidationReport", "RewriteCheck"]
 
@@ -70,13 +72,14 @@ def validate(original, rewritten, feeds: Mapping[str, np.ndarray] | None = None,
             raise SurgeonError(f"{label} must be >= 0, got {value}")
     timings: dict[str, float] = {}
     start = time.perf_counter()
-    orig = get_runner(original, plugins, device, engine)
-    rew = get_runner(rewritten, plugins, device, engine)
+    with progress.working("loading the models"):
+        orig, rew = get_runner(original, plugins, device, engine), get_runner(rewritten, plugins, device, engine)
     _check_same_inputs(orig, rew)
     orig.plan(), rew.plan()  # a missing kernel or an unsupported body is an error, not a failed rewrite
     report = ValidationReport(atol=atol, rtol=rtol, max_mismatch=max_mismatch, device=device,
                               engine=rew.engine.describe())
     report.notes.extend(rew.engine.notes)
+    report.models = describe_models(original=orig, rewritten=rew)
     if feeds is None:
         shapes = {**_fixed_by_rewrite(orig, rew), **dict(input_shapes or {})}
         drawers = input_drawers(rew.proto, plugins)
@@ -104,18 +107,21 @@ def validate(original, rewritten, feeds: Mapping[str, np.ndarray] | None = None,
                             "those rewrites and the outputs end to end are held to it")
     keep = list(dict.fromkeys(orig.output_names + [n for r in regions for n in r.leaves + r.produces]))
     t = time.perf_counter()
-    reference = orig.run(feeds, keep)
+    with progress.working("running the original model"):
+        reference = orig.run(feeds, keep)
     timings["original"] = time.perf_counter() - t
 
     t = time.perf_counter()
     runner_for = lambda model: get_runner(model, plugins, device, engine)  # noqa: E731
-    report.rewrites = _check_rewrites(regions, orig, rew, reference, atol, rtol, max_mismatch, runner_for)
+    with progress.working(f"checking {len(regions)} rewrite(s)"):
+        report.rewrites = _check_rewrites(regions, orig, rew, reference, atol, rtol, max_mismatch, runner_for)
     timings["rewrites"] = time.perf_counter() - t
     _note_unchecked(report, rew)
 
     t = time.perf_counter()
     try:
-        result = rew.run(feeds)
+        with progress.working("running the rewritten model"):
+            result = rew.run(feeds)
     except SurgeonError as exc:
         report.error = str(exc)
         result = None
@@ -126,6 +132,7 @@ def validate(original, rewritten, feeds: Mapping[str, np.ndarray] | None = None,
                 report.outputs.append(missing(name, "rewritten"))
                 continue
             report.outputs.append(compare(name, reference[name], result[name], end_atol, rtol, max_mismatch))
+        report.pictures = pictures_of(orig.output_names, reference, result)
         extra = [n for n in rew.output_names if n not in orig.output_names]
         if extra:
             report.notes.append(f"the rewritten model has outputs the original lacks: {', '.join(extra)}")
@@ -196,6 +203,7 @@ def _run_regions(pairs, rew: Runner, reference: dict, taken: set[str], atol, rto
         held = atol if atol is not None else region.atol  # the user's tolerance, else what the rewrite declared
         check.outputs = [compare(name, reference[name], values[renamed[name]], held, rtol, max_mismatch)
                          for name in region.produces]
+    keep_rewrite_pictures(pairs, reference, values, renamed)
 
 
 def _note_unchecked(report: ValidationReport, rew: Runner) -> None:

@@ -5,7 +5,9 @@ import click
 from .. import api
 from . import cli, warn
 from .feeds import feed_options, gather_feeds
-from .options import parse_shapes, plugin_options, plugin_set, report_option, shape_options, write_report
+from .lint_cmd import lint_fused
+from .options import (html_option, parse_shapes, plugin_options, plugin_set, quiet_option, report_option,
+                      shape_options, write_report)
 
 
 @cli.command()
@@ -19,18 +21,21 @@ from .options import parse_shapes, plugin_options, plugin_set, report_option, sh
               help="Add model-local function bodies for the custom ops: onnxruntime and onnx.reference "
                    "then run OUT with no op library; engines with a plugin still see one node.")
 @report_option
+@html_option
+@quiet_option
 @click.option("--external-data/--no-external-data", default=None,
               help="Write weights to OUT.data (default: as the input; on past 2 GB).")
 @click.option("--validate", "validate", is_flag=True,
               help="Check the result against IN on the reference kernels; a failure writes nothing.")
 @feed_options
-@click.option("--force", is_flag=True, help="With --validate: write OUT even when validation fails.")
+@click.option("--force", is_flag=True, help="Write OUT even when validation fails (--validate) or it has "
+              "hazards for the engine --target names (tensorrt).")
 @click.option("--atol", type=float, default=None, help="With --validate: absolute tolerance.")
 @click.option("--rtol", type=float, default=None, help="With --validate: relative tolerance.")
 @click.option("--max-mismatch", type=float, default=0.0, metavar="FRACTION",
               help="With --validate: fraction of elements allowed outside tolerance.")
 def fuse(input_path, output_path, only, skip, plugins, prefer, input_shapes, target, dry_run, functions, report_path,
-         external_data, validate, input_specs, inputs_npz, seed, max_memory, force, atol, rtol, max_mismatch):
+         html_path, external_data, validate, input_specs, inputs_npz, seed, max_memory, force, atol, rtol, max_mismatch):
     """Rewrite every matched chain of IN and write OUT.
 
     \b
@@ -46,10 +51,13 @@ def fuse(input_path, output_path, only, skip, plugins, prefer, input_shapes, tar
             feeds, _, _ = gather_feeds(input_path, input_specs, inputs_npz, shapes, seed, max_memory)
         check = api.ValidateOptions(atol, rtol, max_mismatch, seed, feeds, force)
     with_model = report_path not in (None, "-") and not dry_run  # the model and its report: both or neither
-    result = api.fuse_model(input_path, None if dry_run else output_path, plugins=plugin_set(plugins, only, skip, prefer),
+    chosen = plugin_set(plugins, only, skip, prefer)
+    if not dry_run:  # --target ENGINE: the output's hazards for that engine fail the run before anything is written
+        lint_fused(input_path, chosen, target, shapes, force)
+    result = api.fuse_model(input_path, None if dry_run else output_path, plugins=chosen,
                             target=target, input_shapes=shapes, validate=check, external_data=external_data,
                             keep_model=False, dry_run=dry_run, functions=functions,
-                            report_path=report_path if with_model else None)
+                            report_path=report_path if with_model else None, html_path=html_path)
     to_stdout = report_path == "-"  # then stdout holds the JSON alone
     if not to_stdout:
         click.echo(result.report.summary())
@@ -57,6 +65,8 @@ def fuse(input_path, output_path, only, skip, plugins, prefer, input_shapes, tar
             click.echo(result.validation.summary())
     if result.validation is not None and not result.validation.passed:
         warn("validation failed; written anyway (--force)")
+    if dry_run:
+        lint_fused(input_path, chosen, target, shapes, force, result)  # hazards as warnings
     if not with_model:
         write_report(report_path, result.report.to_json())
     if not dry_run and not to_stdout:

@@ -4,7 +4,8 @@ import click
 
 from .. import api
 from . import cli
-from .options import parse_shapes, plugin_options, plugin_set, report_option, shape_options, write_report
+from .options import (html_option, parse_shapes, plugin_options, plugin_set, quiet_option, report_option,
+                      shape_options, write_report)
 
 
 @cli.command()
@@ -13,7 +14,9 @@ from .options import parse_shapes, plugin_options, plugin_set, report_option, sh
 @shape_options
 @click.option("--target", metavar="NAME", help="Ask patterns for another output form (e.g. affine-grid).")
 @report_option
-def inspect(input_path, only, skip, plugins, prefer, input_shapes, target, report_path):
+@html_option
+@quiet_option
+def inspect(input_path, only, skip, plugins, prefer, input_shapes, target, report_path, html_path):
     """Show what `fuse` would change in IN (every pass), and why near misses were refused.
     Writes nothing but the report.
 
@@ -27,3 +30,7 @@ def inspect(input_path, only, skip, plugins, prefer, input_shapes, target, repor
     if report_path != "-":
         click.echo(report.summary())
     write_report(report_path, report.to_json())
+    if html_path:
+        from ..visual import write as write_html
+
+        write_html(html_path, report, inputs=[input_path])

@@ -38,6 +38,25 @@ def report_option(f):
                         help="Write the report as JSON to FILE ('-': standard output).")(f)
 
 
+def html_option(f):
+    return click.option("--html", "html_path", metavar="FILE",
+                        help="Write a self-contained HTML report to FILE: every rewrite drawn before and after, "
+                             "near misses, and validation errors with pictures of image-like outputs.")(f)
+
+
+def _set_quiet(ctx, param, value):
+    if value:
+        from .. import progress
+
+        progress.set_quiet(True)
+
+
+def quiet_option(f):
+    return click.option("--quiet", "-q", is_flag=True, expose_value=False, is_eager=True, callback=_set_quiet,
+                        help="No progress on stderr (it is shown only on a terminal, for work taking over a "
+                             "second).")(f)
+
+
 def write_report(path: str | None, text: str) -> None:
     if not path:
         return

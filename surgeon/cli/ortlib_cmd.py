@@ -4,12 +4,13 @@ import click
 
 from ..errors import SurgeonError
 from . import cli
-from .options import plugin_options, plugin_set
+from .options import plugin_options, plugin_set, quiet_option
 
 
 @cli.command("ort-lib")
 @click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True,
               help="The library's execution provider (cuda: compiled with nvcc; includes the CPU kernels).")
+@quiet_option
 @plugin_options(selection=False)
 def ort_lib(device, plugins, prefer):
     """Print the path of the onnxruntime custom-op library of each installed plugin that brings

@@ -5,7 +5,7 @@ import numpy as np
 
 from . import cli
 from .feeds import feed_options, gather_feeds
-from .options import parse_shapes, plugin_options, plugin_set
+from .options import parse_shapes, plugin_options, plugin_set, quiet_option
 
 
 def device_option(f):
@@ -39,6 +39,7 @@ def _range(value: np.ndarray) -> str:
 @random_shape_option
 @device_option
 @engine_option
+@quiet_option
 @plugin_options(selection=False)
 @click.option("--output-dir", type=click.Path(file_okay=False), metavar="DIR",
               help="Write each output to DIR/<name>.npy (created when missing).")

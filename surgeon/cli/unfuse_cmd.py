@@ -4,7 +4,7 @@ import click
 
 from ..unfuse import unfuse as unfuse_model
 from . import cli, warn
-from .options import plugin_options, plugin_set, report_option, write_report
+from .options import plugin_options, plugin_set, quiet_option, report_option, write_report
 
 
 @cli.command()
@@ -13,6 +13,7 @@ from .options import plugin_options, plugin_set, report_option, write_report
 @click.option("--opset", type=click.IntRange(min=1), default=None, metavar="N",
               help="Default-domain opset to write (default: IN's own; another converts IN with "
                    "onnx.version_converter first).")
+@quiet_option
 @plugin_options(selection=False)
 @report_option
 def unfuse(input_path, output_path, opset, plugins, prefer, report_path):

@@ -4,7 +4,7 @@ import click
 
 from . import cli
 from .feeds import feed_options, gather_feeds
-from .options import parse_shapes, plugin_options, plugin_set, report_option, write_report
+from .options import html_option, parse_shapes, plugin_options, plugin_set, quiet_option, report_option, write_report
 from .run_cmd import device_option, engine_option, random_shape_option
 
 
@@ -21,9 +21,11 @@ from .run_cmd import device_option, engine_option, random_shape_option
 @click.option("--max-mismatch", type=float, default=0.0, show_default=True, metavar="FRACTION",
               help="Fraction of elements allowed outside tolerance (for mode=nearest at large sizes).")
 @report_option
+@html_option
+@quiet_option
 @click.pass_context
 def validate(ctx, original_path, rewritten_path, input_specs, inputs_npz, input_shapes, seed, max_memory,
-             device, engine, plugins, prefer, atol, rtol, max_mismatch, report_path):
+             device, engine, plugins, prefer, atol, rtol, max_mismatch, report_path, html_path):
     """Check that REWRITTEN computes what ORIGINAL computes: every rewrite on the original's own
     activations, and every output end to end. Exits 1 when anything fails.
 
@@ -37,9 +39,12 @@ def validate(ctx, original_path, rewritten_path, input_specs, inputs_npz, input_
 
     from ..runtime.draws import input_drawers
 
+    from .. import progress
+
     found = plugin_set(plugins, prefer=prefer)
-    original = get_runner(original_path, found, device, engine)
-    drawers = input_drawers(get_runner(rewritten_path, found, device, engine).proto, found)
+    with progress.working("loading the models"):
+        original = get_runner(original_path, found, device, engine)
+        drawers = input_drawers(get_runner(rewritten_path, found, device, engine).proto, found)
     feeds, sources, max_bytes = gather_feeds(original.loaded, input_specs, inputs_npz, parse_shapes(input_shapes),
                                              seed, max_memory, drawers)
     report = run_validation(original_path, rewritten_path, feeds, atol=atol, rtol=rtol, device=device,
@@ -49,6 +54,10 @@ def validate(ctx, original_path, rewritten_path, input_specs, inputs_npz, input_
     if report_path != "-":
         click.echo(report.summary())
     write_report(report_path, report.to_json())
+    if html_path:  # failed or not: a failure is what the pictures are for
+        from ..visual import write as write_html
+
+        write_html(html_path, validation=report, inputs=[original_path, rewritten_path])
     if not report.passed:
         failures = report.failures()
         first = failures[0] if failures else "no output was compared"

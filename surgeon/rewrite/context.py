@@ -52,7 +52,11 @@ class MatchContext:
         return bool(value) and self._index.find_initializer(value) is not None
 
     def constant(self, value: str) -> np.ndarray | None:
-        """The value when it is known before run time (folding shape computations), else None."""
+        """The value when it is known before run time (folding shape computations), else None.
+
+        Memory follows the graph, not the weights: a constant of more than
+        ``surgeon.graph.fold.MAX_READ`` elements (4M) is never read and gives None too (use
+        ``is_initializer`` to step over weights), and only shape-sized values are computed."""
         return self._session.folder.value(self._index, value)
 
     def shape(self, value: str) -> tuple | None:

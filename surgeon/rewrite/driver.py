@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 import traceback
 
 import onnx
@@ -16,16 +17,19 @@ from ..graph.index import reads_of
 from ..graph.node import subgraphs_of
 from ..graph.fold import ConstantFolder
 from ..graph.order import toposort
-from ..modelio import LoadedModel, tensor_nbytes, tensor_to_array
+from ..modelio import LoadedModel, model_data_bytes, tensor_nbytes, tensor_to_array
+from .. import progress
 from ..opsets import drop_unused
 from ..shapes import ShapeTable, make_value_info
 from .context import MatchContext, RewriteContext, Session
 from .match import Match, Refusal
 from .pattern import Pattern
+from . import capture
 from .report import NearMiss, Report, Rewrite
 from .repair import repair_shapes
 
 MAX_PASSES = 32
+MAX_PICTURED = 500  # rewrites and near misses whose regions the report keeps (for the HTML page)
 
 
 class _Unwritable(Exception):
@@ -144,7 +148,9 @@ class Driver:
 
     def run(self) -> Report:
         proto = self.loaded.proto
+        start = time.perf_counter()
         self.report.nodes_before = count_nodes(proto.graph)
+        self.report.bytes_before = model_data_bytes(self.loaded)
         changed = self._rewrite_graph(proto.graph, None, "main")
         if changed:
             self._add_opset_imports()
@@ -157,6 +163,8 @@ class Driver:
             if changed:
                 repair_shapes(proto, self.new_shapes, changed)
         self.report.nodes_after = self.report.nodes_before + self._node_delta  # no second walk
+        self.report.bytes_after = model_data_bytes(self.loaded) if changed else self.report.bytes_before
+        self.report.seconds = time.perf_counter() - start
         return self.report
 
     # -- one graph ---------------------------------------------------------------------------
@@ -168,6 +176,8 @@ class Driver:
         changed = False
         orphans: set[str] = set()  # values whose readers went away: their producers may be dead
         for passes in range(MAX_PASSES + 1):
+            if parent is None:
+                self.report.passes = passes + 1
             found = self._collect(index, scope)
             if not found:
                 break
@@ -200,18 +210,19 @@ class Driver:
         ctx = MatchContext(index, self.session)
         claimed: set[int] = set()
         found = []
-        for node in self._anchors(index):
+        for node in progress.track(self._anchors(index), f"matching ({scope})"):
             if id(node) in claimed:
                 continue
             for pattern in self.patterns:
                 if not pattern.accepts(node) or (id(pattern), id(node)) in self._failed:
                     continue
+                candidate = None  # a match check() refused: the region it looked at
                 try:
                     result = pattern.match(ctx, node)
                     if isinstance(result, Match):
                         reason = pattern.check(ctx, result)
                         if reason:
-                            result = Refusal(reason)
+                            result, candidate = Refusal(reason), result
                 except SurgeonError as exc:
                     result = Refusal(str(exc))
                 except Exception as exc:  # a plugin bug must not take the whole run down
@@ -219,12 +230,12 @@ class Driver:
                 if result is None:
                     continue
                 if isinstance(result, Refusal):
-                    self._refuse(pattern, node, scope, result.reason)
+                    self._refuse(pattern, node, scope, result.reason, index, candidate)
                     continue
                 result.nodes = list({id(n): n for n in result.nodes}.values())  # a node listed twice is one node
                 reason = _engine_refusal(index, result)
                 if reason:
-                    self._refuse(pattern, node, scope, reason)
+                    self._refuse(pattern, node, scope, reason, index, result)
                     continue
                 if any(id(n) in claimed for n in result.nodes):
                     continue  # overlaps an earlier match: looked at again in the next pass
@@ -252,21 +263,52 @@ class Driver:
         return [n for n in index.nodes if (n.proto.domain if n.proto.domain != "ai.onnx" else "", n.proto.op_type)
                 in types]
 
-    def _refuse(self, pattern: Pattern, node: Node, scope: str, reason: str) -> None:
+    def _refuse(self, pattern: Pattern, node: Node, scope: str, reason: str, index: GraphIndex | None = None,
+                candidate: Match | None = None) -> None:
         key = (pattern.name, node.label, scope, reason)
         if key not in self._refused:
             self._refused.add(key)
-            self.report.refusals.append(NearMiss(pattern.name, node.label, scope, reason))
+            miss = NearMiss(pattern.name, node.label, scope, reason, plugin=self._plugin(pattern))
+            if index is not None and len(self.report.refusals) < MAX_PICTURED:
+                try:
+                    nodes = candidate.nodes if candidate is not None else capture.neighbourhood(node, index.find_producer)
+                    miss.region = capture.describe(nodes, self._shape_of, lambda v: self._constant_label(index, v))
+                    miss.region_kind = "matched" if candidate is not None else "neighbourhood"
+                except Exception:  # the picture is a nicety: a plugin's odd match must not stop the run
+                    miss.region = None
+            self.report.refusals.append(miss)
 
-    def _record(self, pattern: Pattern, match: Match, scope: str, written: list[Node]) -> None:
-        self.report.rewrites.append(Rewrite(
+    def _plugin(self, pattern: Pattern) -> str:
+        origin = self._origin.get(id(pattern))
+        if origin is None:
+            return ""
+        return "given" if origin.source == "given" else origin.label  # "given": passed to the call as a pattern
+
+    def _shape_of(self, value: str):
+        return self.session.shapes._known(value)  # declared or set: no shape inference for a picture
+
+    def _constant_label(self, index: GraphIndex, value: str) -> str | None:
+        tensor = index.find_initializer(value)
+        return capture.tensor_label(tensor) if tensor is not None else None
+
+    def _record(self, pattern: Pattern, match: Match, scope: str, written: list[Node], index: GraphIndex,
+                ctx: RewriteContext) -> None:
+        rewrite = Rewrite(
             pattern=pattern.name,
             anchor=match.anchor.label,
             graph=scope,
             replaced=[n.op_type for n in match.nodes],
             written=[f"{n.domain + '::' if n.domain else ''}{n.op_type} {n.name}" for n in written],
             warnings=list(match.warnings),
-        ))
+            plugin=self._plugin(pattern),
+        )
+        if len(self.report.rewrites) < MAX_PICTURED:
+            new = {t.name: capture.tensor_label(t) for t in ctx.new_initializers}
+            constant = lambda v: new.get(v) or self._constant_label(index, v)  # noqa: E731
+            rewrite.region = {"before": capture.describe(match.nodes, self._shape_of, constant),
+                              "after": capture.describe(written, self._shape_of, constant),
+                              "outputs": list(match.outputs)}
+        self.report.rewrites.append(rewrite)
 
     def _apply(self, index: GraphIndex, found, scope: str, orphans: set[str]) -> tuple[int, bool]:
         """Rewrite every match; how many were applied, and whether sorting by position still
@@ -307,7 +349,7 @@ class Driver:
             made = {o for n in ctx.new_nodes for o in n.outputs}
             self.rewritten_outputs.update(made)
             orphans.update(v for n in match.nodes for v in reads_of(n))
-            self._record(pattern, match, scope, ctx.new_nodes)
+            self._record(pattern, match, scope, ctx.new_nodes, index, ctx)
         return applied, in_order
 
     @staticmethod

@@ -15,6 +15,10 @@ class Rewrite:
     replaced: list[str]  # op types of the nodes that went away
     written: list[str]  # "domain::Op name" of the nodes written instead
     warnings: list[str] = field(default_factory=list)
+    plugin: str = ""  # where the pattern came from: "package version" or the --plugin spec
+    # What the HTML report draws (surgeon/rewrite/capture.py): {"before": region, "after": region,
+    # "outputs": [value names]}; not in to_json() unless asked (to_dict(regions=True)).
+    region: dict | None = field(default=None, repr=False)
 
 
 @dataclass
@@ -23,6 +27,11 @@ class NearMiss:
     node: str
     graph: str
     reason: str
+    plugin: str = ""
+    # The region the pattern looked at: the candidate match when there was one ("matched"),
+    # else the anchor and the nodes feeding it ("neighbourhood").
+    region: dict | None = field(default=None, repr=False)
+    region_kind: str = field(default="", repr=False)
 
 
 @dataclass
@@ -38,12 +47,31 @@ class Report:
     constant_bytes_removed: int = 0
     dry_run: bool = False
     notes: list[str] = field(default_factory=list)
+    model: str = ""  # the input's path, or "" for a model given in memory
+    passes: int = 0  # passes over the main graph (the last finds nothing new)
+    seconds: float = 0.0  # time the rewrite took (loading and writing excluded)
+    bytes_before: int = 0  # weights and constants in the model, before and after
+    bytes_after: int = 0
 
-    def to_dict(self) -> dict:
-        return asdict(self)
+    def to_dict(self, regions: bool = False) -> dict:
+        """Plain data; ``regions=True`` adds what the HTML report draws for each rewrite and
+        near miss (``region``)."""
+        data = asdict(self)
+        if not regions:
+            for entry in data["rewrites"] + data["refusals"]:
+                entry.pop("region", None)
+                entry.pop("region_kind", None)
+        return data
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2)
+
+    def to_html(self, validation=None, title: str | None = None) -> str:
+        """One self-contained HTML page: summary, every rewrite drawn before and after, every near
+        miss; with ``validation`` (a ValidationReport) its error table and output pictures."""
+        from ..visual import render
+
+        return render(self, validation, title=title)
 
     def summary(self, limit: int = 12) -> str:
         """One screen: counts first, then the first rewrites and near misses."""

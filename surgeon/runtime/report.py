@@ -7,6 +7,7 @@ import math
 from dataclasses import asdict, dataclass, field
 
 from .compare import Comparison
+from .table import verdict_table
 
 
 @dataclass
@@ -19,6 +20,7 @@ class RewriteCheck:
     outputs: list[Comparison] = field(default_factory=list)
     error: str = ""  # the kernel or the region failed to run
     note: str = ""
+    pictures: list = field(default_factory=list, repr=False)  # runtime.pictures.Picture; not in JSON
 
     @property
     def passed(self) -> bool:
@@ -30,7 +32,8 @@ class RewriteCheck:
         return "rewrite " + " + ".join(parts)
 
     def to_dict(self) -> dict:
-        data = asdict(self)
+        data = {"nodes": list(self.nodes), "ops": list(self.ops), "patterns": list(self.patterns),
+                "outputs": [asdict(c) for c in self.outputs], "error": self.error, "note": self.note}
         data["passed"] = self.passed
         return data
 
@@ -48,6 +51,10 @@ class ValidationReport:
     error: str = ""  # the rewritten model as a whole failed to run
     notes: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)  # seconds
+    # For the HTML report, not in JSON: pictures of image-like outputs end to end, and each
+    # model's path, node count and weight bytes ({"original": {...}, "rewritten": {...}}).
+    pictures: list = field(default_factory=list, repr=False)
+    models: dict = field(default_factory=dict, repr=False)
 
     @property
     def passed(self) -> bool:
@@ -82,23 +89,7 @@ class ValidationReport:
             lines.append(f"inputs ({source}): {shown}{more}")
         ok = sum(r.passed for r in self.rewrites)
         lines.append(f"rewrites: {ok} of {len(self.rewrites)} match the original on its own activations")
-        shown_rewrites = sorted(self.rewrites, key=lambda r: r.passed)[:limit]
-        for r in shown_rewrites:
-            if r.error:
-                lines.append(f"  FAIL {r.label}: {r.error}")
-                continue
-            if not r.outputs:
-                lines.append(f"  --   {r.label}: {r.note or 'nothing to compare'}")
-                continue
-            for c in r.outputs:
-                lines.append(f"  {c.status} {r.label} -> {c.name!r}: {c.details()}")
-        if len(self.rewrites) > limit:
-            lines.append(f"  ... {len(self.rewrites) - limit} more rewrite(s) (see --report)")
-        lines.append("end to end:" if not self.error else f"end to end: FAIL: {self.error}")
-        for c in sorted(self.outputs, key=lambda c: c.passed)[:limit]:
-            lines.append(f"  {c.describe()}")
-        if len(self.outputs) > limit:
-            lines.append(f"  ... {len(self.outputs) - limit} more output(s) (see --report)")
+        lines.extend(verdict_table(self, limit))
         lines.extend(f"note: {n}" for n in self.notes[:limit])
         if self._sparse_failures():
             lines.append("note: only isolated elements fail (under 0.1%): rounding flips, as mode=nearest gives at "
@@ -130,6 +121,22 @@ class ValidationReport:
 
     def to_json(self) -> str:
         return json.dumps(_finite(self.to_dict()), indent=2, allow_nan=False)
+
+    def to_html(self, report=None, title: str | None = None) -> str:
+        """One self-contained HTML page: the error table, pictures of image-like outputs, and with
+        ``report`` (the fuse Report) every rewrite drawn."""
+        from ..visual import render
+
+        return render(report, self, title=title)
+
+
+def describe_models(**runners) -> dict:
+    """Path, node count and weight bytes of each model (for the HTML report's summary)."""
+    from ..modelio import model_data_bytes
+    from ..rewrite.driver import count_nodes
+
+    return {key: {"path": r.loaded.path or "", "nodes": count_nodes(r.loaded.proto.graph),
+                  "bytes": model_data_bytes(r.loaded)} for key, r in runners.items()}
 
 
 def _finite(value):

@@ -17,8 +17,8 @@ def sessions_created() -> int:
 
 
 # onnxruntime's messages carry a status code, the source file and the C++ function: noise to a user.
-_ORT_NOISE = re.compile(r"\[ONNXRuntimeError\] : \d+ : \w+ : |/onnxruntime_src/\S+:\d+ |"
-                        r"\S*onnxruntime::\S+\(.*?\)(?: \[with [^\]]*\])? ")
+_ORT_NOISE = re.compile(r"\[ONNXRuntimeError\] : \d+ : \w+ : |\S+\.(?:cc|h|cpp):\d+ (?:\w+ )?|"
+                        r"\S*onnxruntime::\S+(?:\(.*?\))?(?: const)?(?: \[with [^\]]*\])? ")
 
 
 def ort_message(exc: Exception) -> str:
