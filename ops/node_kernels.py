@@ -106,4 +106,8 @@ CUSTOM_OPS = [
     CustomOp(DOMAIN, "AffineGrid", kernel=affine_grid, ort_library=ort_library, to_standard=standard.affine_grid,
              function=functions.affine_grid, draw_inputs={0: draw_theta}),
     CustomOp("org.pytorch.aten", "ATen", kernel=aten),
+    # The TensorRT profile's name for AffineGrid (surgeon_ops.tensorrt.profile): the same op, no
+    # onnxruntime library (it registers the contract's names only).
+    CustomOp(DOMAIN, "AffineGridPlugin", kernel=affine_grid, to_standard=standard.affine_grid,
+             draw_inputs={0: draw_theta}),
 ]

@@ -2,14 +2,16 @@
 in whatever spelling, becomes ``custom.ops::FusedGridSample`` (or ``custom.ops::AffineGrid`` when
 the grid is needed by itself).
 
-Options read: ``target`` — ``fused-grid-sample`` (default) or ``affine-grid`` (write
-``custom.ops::AffineGrid`` and keep a standard sampler).
+Options read: ``target`` — ``fused-grid-sample`` (default), ``affine-grid`` (write
+``custom.ops::AffineGrid`` and keep a standard sampler) or ``tensorrt`` (the TensorRT profile of
+surgeon_ops.tensorrt: plugin lookup attributes, static output sizes only).
 """
 
 from __future__ import annotations
 
 from surgeon import Match, MatchContext, Node, Pattern, RewriteContext, refuse
 from surgeon_ops.node_kernels import CUSTOM_OPS
+from surgeon_ops.tensorrt import profile as tensorrt_profile
 
 from .grid_ops import CUSTOM_DOMAIN, read_known_grid
 from .planning import AFFINE, FUSED, TARGETS, make_plan
@@ -42,6 +44,8 @@ class AffineGridSample(Pattern):
             return refuse(sampler)
         readers = _other_readers(ctx, sampler)
         producer = ctx.producer(sampler.grid)
+        if producer is not None and producer.is_op(tensorrt_profile.op_type("AffineGrid"), CUSTOM_DOMAIN):
+            return None  # the TensorRT profile's grid: already this pattern's form
         written = producer is not None and read_known_grid(ctx, producer, self.name)
         if written and written.ours and (target == AFFINE or readers):
             return None  # already the form this pattern writes

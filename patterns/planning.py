@@ -17,8 +17,8 @@ from .writer import Plan
 # rewrite computing it in float32 differ by up to ~5e-3 on the samples (measured); twice that.
 HALF_GRID_ATOL = 2e-2
 
-FUSED, AFFINE = "fused-grid-sample", "affine-grid"
-TARGETS = (FUSED, AFFINE)
+FUSED, AFFINE, TENSORRT = "fused-grid-sample", "affine-grid", "tensorrt"
+TARGETS = (FUSED, AFFINE, TENSORRT)  # tensorrt: the fused form in the TensorRT profile (surgeon_ops.tensorrt)
 
 
 def _piece(symbols: Symbols, dim: tuple, size_value: str | None, axis: int):
@@ -66,6 +66,11 @@ def make_plan(ctx: MatchContext, sampler: Sampler, found: Recognition, target: s
     spatial = [_piece(symbols, d, size_value, 2 + i) for i, d in enumerate(verdict.spatial)]
     if None in spatial:
         return "cannot name the tensors whose dims the output size follows"
+    if target == TENSORRT and any(p[0] != "const" for p in spatial):  # plugins get dims, not a size tensor's values
+        data = next((p[1] for p in spatial if p[0] == "elem"), None)
+        return ("target tensorrt: the output size is only known at run time, and a TensorRT plugin takes it as a "
+                "static attribute; " + (f"it is read from the values of {data!r}, which must become constants"
+                                        if data else "fix the input dims (--input-shape NAME:D1,D2,...) so it folds"))
     broadcast = _broadcast(verdict, _image_piece(image_decl, sampler.x, 0))
     if isinstance(broadcast, str):
         return broadcast
@@ -93,6 +98,7 @@ def make_plan(ctx: MatchContext, sampler: Sampler, found: Recognition, target: s
         sampler_align_corners=sampler.align_corners, opset=ctx.opset("") or 0, warnings=warnings,
         theta_value=verdict.theta_value, size_value=size_value if verdict.size_exact else None,
         theta_map=verdict.theta_map, size_one=dict(verdict.size_one),
+        profile=TENSORRT if target == TENSORRT else None,
     )
 
 

@@ -47,6 +47,7 @@ class Plan:
     opset: int = 20
     warnings: list[str] = field(default_factory=list)
     atol: float | None = None  # the original computes in half precision: equal only to this
+    profile: str | None = None  # "tensorrt": op types and plugin lookup keys of that profile
 
     def reads(self) -> list[str]:
         """Values of the model the rewrite reads besides the image and theta."""
@@ -179,19 +180,29 @@ class Writer:
         static = self.plan.static_size
         return {"output_size_i": static} if static is not None else {}
 
+    def profiled(self, op: str) -> tuple[str, dict]:
+        """The op type to write for a contract op, and the attributes the profile adds."""
+        if self.plan.profile is None:
+            return op, {}
+        from surgeon_ops.tensorrt import profile
+
+        return profile.op_type(op), profile.node_attributes()
+
     def fused(self) -> None:
         p = self.plan
         theta = self.theta()
-        self.ctx.add_node("FusedGridSample", [p.image, theta, *self.size()], [p.output], domain=CUSTOM_DOMAIN,
+        op, extra = self.profiled("FusedGridSample")
+        self.ctx.add_node(op, [p.image, theta, *self.size()], [p.output], domain=CUSTOM_DOMAIN,
                           align_corners_i=p.align_corners, mode_s=p.mode, padding_mode_s=p.padding_mode,
-                          **self.size_attr())
+                          **self.size_attr(), **extra)
         self.ctx.set_shape(p.output, p.elem_type, p.out_dims)
 
     def grid(self) -> None:
         p = self.plan
         theta = self.theta()
-        self.ctx.add_node("AffineGrid", [theta, *self.size()], [p.grid], domain=CUSTOM_DOMAIN,
-                          align_corners_i=p.align_corners, **self.size_attr())
+        op, extra = self.profiled("AffineGrid")
+        self.ctx.add_node(op, [theta, *self.size()], [p.grid], domain=CUSTOM_DOMAIN,
+                          align_corners_i=p.align_corners, **self.size_attr(), **extra)
         n, _, *spatial = p.out_dims
         self.ctx.set_shape(p.grid, p.elem_type, [n, *spatial, p.k])
         if p.rewrite_sampler:

@@ -8,7 +8,7 @@ onnx-graphsurgeon ``Graph`` (never modified).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -30,15 +30,13 @@ from .shapes import apply_input_shapes
 class ValidateOptions:
     """How ``fuse(validate=...)`` checks its result (``validate=True`` takes these defaults):
     tolerances (None: per dtype, see ``surgeon.validate``), the fraction of elements allowed
-    outside them, the inputs (``feeds``, else drawn with ``seed``), and whether to write a
-    result that fails (``force``)."""
+    outside them, and the inputs (``feeds``, else drawn with ``seed``)."""
 
     atol: float | None = None
     rtol: float | None = None
     max_mismatch: float = 0.0
     seed: int = DEFAULT_SEED
     feeds: Mapping[str, np.ndarray] | None = None
-    force: bool = False
 
 
 @dataclass
@@ -50,6 +48,7 @@ class FuseResult:
     report: Report
     warnings: list[str]
     validation: object = None  # a ValidationReport when fuse(validate=...)
+    hazards: list[str] = field(default_factory=list)  # what the engine ``target`` names would do wrong
 
     def to_html(self, title: str | None = None) -> str:
         """The HTML report: summary, every rewrite drawn before and after, near misses, and the
@@ -62,25 +61,27 @@ class FuseResult:
 def fuse(model, output: str | os.PathLike | None = None, *, plugins=None, target: str | None = None,
          options: dict | None = None, input_shapes: Mapping[str, Sequence[int]] | None = None,
          validate: bool | ValidateOptions = False, external_data: bool | None = None,
-         functions: bool = False) -> FuseResult:
+         functions: bool = False, force: bool = False) -> FuseResult:
     """Rewrite every match of the plugin set's enabled patterns.
 
-    ``target`` asks patterns for another output form (e.g. ``"affine-grid"``); ``options`` are
-    further pattern options (``trace``); ``input_shapes`` fixes input dims first so shape
-    computations fold. ``validate`` checks the result against the original on the reference
-    kernels and refuses to write one that fails (see ``ValidateOptions``). With ``output``, the
-    result is written atomically, weights in ``OUT.data`` when ``external_data`` (default: as
-    the input, and past 2 GB). ``functions`` adds model-local function bodies for the custom ops
-    (from their plugins), so onnxruntime and ``onnx.reference`` run the result with no library.
+    ``target`` asks patterns for another output form (e.g. ``"affine-grid"``); an engine's name
+    (``"tensorrt"``) also lints the result for that engine (``surgeon.lint``), and a hazard
+    refuses to write it. ``options`` are further pattern options (``trace``); ``input_shapes``
+    fixes input dims first so shape computations fold. ``validate`` checks the result against
+    the original and refuses to write one that fails (see ``ValidateOptions``); ``force`` writes
+    it anyway. With ``output``, the result is written atomically, weights in ``OUT.data`` when
+    ``external_data`` (default: as the input, and past 2 GB). ``functions`` adds model-local
+    function bodies for the custom ops (from their plugins), so onnxruntime and
+    ``onnx.reference`` run the result with no library.
     """
     return fuse_model(model, output, plugins=plugins, target=target, options=options, input_shapes=input_shapes,
-                      validate=validate, external_data=external_data, functions=functions)
+                      validate=validate, external_data=external_data, functions=functions, force=force)
 
 
 def fuse_model(model, output=None, *, plugins=None, target=None, options=None, input_shapes=None,
                validate: bool | ValidateOptions = False, external_data=None, keep_model: bool = True,
                dry_run: bool = False, functions: bool = False, report_path: str | None = None,
-               html_path: str | None = None) -> FuseResult:
+               html_path: str | None = None, force: bool = False) -> FuseResult:
     """``fuse`` for the command line: ``keep_model=False`` lets the writer move weights out of
     the returned model instead of copying them; ``dry_run`` marks the report as a preview;
     ``report_path`` gets the JSON report, written with ``output`` (both appear, or neither);
@@ -111,7 +112,7 @@ def fuse_model(model, output=None, *, plugins=None, target=None, options=None, i
         original = source if isinstance(source, ModelProto) else load_model_proto(source)
         validation = check(original, loaded, how.feeds, how.atol, how.rtol, input_shapes=input_shapes,
                            seed=how.seed, max_mismatch=how.max_mismatch, plugins=plugins)
-        if not validation.passed and not how.force:
+        if not validation.passed and not force:
             if html_path:
                 from .visual import write as write_html
 
@@ -119,6 +120,7 @@ def fuse_model(model, output=None, *, plugins=None, target=None, options=None, i
             failures = validation.failures()
             raise SurgeonError(f"validation failed: {failures[0] if failures else 'nothing compared'}; "
                                "output not written (--force writes it anyway)")
+    hazards = _engine_hazards(loaded, target, plugins, name, report, refuse=output is not None and not force)
     if output is not None:
         texts = {report_path: report.to_json()} if report_path else {}
         if html_path:  # written with the model: both appear, or neither
@@ -132,7 +134,23 @@ def fuse_model(model, output=None, *, plugins=None, target=None, options=None, i
 
         write_html(html_path, report, validation, inputs=input_files(loaded))
     result = graphsurgeon.from_proto(loaded.proto) if graph_in else loaded.proto
-    return FuseResult(result, report, list(plugins.warnings), validation)
+    return FuseResult(result, report, list(plugins.warnings), validation, hazards)
+
+
+def _engine_hazards(loaded, target, plugins, name: str, report: Report, refuse: bool) -> list[str]:
+    """When ``target`` names an engine: what it would do wrong with the result. A hazard refuses
+    the write (``refuse``) with the first one and why chains stayed as they were."""
+    from .lint import ENGINES, lint
+
+    if target not in ENGINES:
+        return []
+    lines = lint(loaded, target, plugins=plugins, label=name or None).lines()
+    if lines and refuse:
+        more = f" (and {len(lines) - 1} more; `surgeon fuse ... --dry-run` lists them)" if len(lines) > 1 else ""
+        why = "".join(f"; not rewritten: {r.node}: {r.reason}" for r in report.refusals[:2])
+        raise SurgeonError(f"the {target} output has a hazard, nothing written (--force writes it){why}; "
+                           f"{lines[0]}{more}")
+    return lines
 
 
 def inspect(model, *, plugins=None, target: str | None = None, options: dict | None = None,

@@ -54,7 +54,7 @@ def warn(message: str) -> None:
 
 
 # Importing the command modules registers them.
-from . import fuse_cmd, inspect_cmd, ortlib_cmd, patterns_cmd, run_cmd, unfuse_cmd, validate_cmd  # noqa: E402,F401
+from . import fuse_cmd, inspect_cmd, lint_cmd, ortlib_cmd, patterns_cmd, run_cmd, unfuse_cmd, validate_cmd  # noqa: E402,F401
 
 
 def main() -> None:

@@ -5,7 +5,6 @@ import click
 from .. import api
 from . import cli, warn
 from .feeds import feed_options, gather_feeds
-from .lint_cmd import lint_fused
 from .options import (html_option, parse_shapes, plugin_options, plugin_set, quiet_option, report_option,
                       shape_options, write_report)
 
@@ -49,15 +48,13 @@ def fuse(input_path, output_path, only, skip, plugins, prefer, input_shapes, tar
         feeds = None
         if input_specs or inputs_npz:
             feeds, _, _ = gather_feeds(input_path, input_specs, inputs_npz, shapes, seed, max_memory)
-        check = api.ValidateOptions(atol, rtol, max_mismatch, seed, feeds, force)
+        check = api.ValidateOptions(atol, rtol, max_mismatch, seed, feeds)
     with_model = report_path not in (None, "-") and not dry_run  # the model and its report: both or neither
     chosen = plugin_set(plugins, only, skip, prefer)
-    if not dry_run:  # --target ENGINE: the output's hazards for that engine fail the run before anything is written
-        lint_fused(input_path, chosen, target, shapes, force)
-    result = api.fuse_model(input_path, None if dry_run else output_path, plugins=chosen,
-                            target=target, input_shapes=shapes, validate=check, external_data=external_data,
+    result = api.fuse_model(input_path, None if dry_run else output_path, plugins=chosen, target=target,
+                            input_shapes=shapes, validate=check, external_data=external_data,
                             keep_model=False, dry_run=dry_run, functions=functions,
-                            report_path=report_path if with_model else None, html_path=html_path)
+                            report_path=report_path if with_model else None, html_path=html_path, force=force)
     to_stdout = report_path == "-"  # then stdout holds the JSON alone
     if not to_stdout:
         click.echo(result.report.summary())
@@ -65,8 +62,8 @@ def fuse(input_path, output_path, only, skip, plugins, prefer, input_shapes, tar
             click.echo(result.validation.summary())
     if result.validation is not None and not result.validation.passed:
         warn("validation failed; written anyway (--force)")
-    if dry_run:
-        lint_fused(input_path, chosen, target, shapes, force, result)  # hazards as warnings
+    for line in result.hazards:  # a dry run, or --force: the engine's hazards as warnings
+        warn(f"{target} hazard: {line}")
     if not with_model:
         write_report(report_path, result.report.to_json())
     if not dry_run and not to_stdout:

@@ -1,0 +1,60 @@
+"""``lint(model, target)``: run the target engine's rules over the model."""
+
+from __future__ import annotations
+
+import os
+
+from .. import graphsurgeon
+from ..errors import SurgeonError
+from ..modelio import load_model_proto
+from . import ort_domains, ort_ops, trt_ops, trt_plugins, trt_sampling
+from .context import LintContext
+from .report import LintReport
+from .view import ModelView
+
+RULES = {"tensorrt": (trt_sampling, trt_ops, trt_plugins), "onnxruntime": (ort_ops, ort_domains)}
+ENGINES = tuple(RULES)
+
+
+def lint(model, target: str, *, plugins=None, ort_libraries=(), label: str | None = None) -> LintReport:
+    """What ``target`` ("tensorrt" or "onnxruntime") will do with ``model`` (a path, ModelProto,
+    LoadedModel or graphsurgeon Graph), one hazard per node and rule.
+
+    ``plugins`` (None: the installed ones) tells what surgeon can provide for custom ops;
+    ``ort_libraries`` are onnxruntime op libraries the deployment registers (paths, or
+    "surgeon" for the plugin set's own), with which custom nodes are checked. ``label`` is the
+    path the fix commands name (default: the model's path)."""
+    if target not in RULES:
+        raise SurgeonError(f"unknown lint target {target!r} (known: {', '.join(ENGINES)})")
+    path = os.fspath(model) if isinstance(model, (str, os.PathLike)) else ""
+    loaded = load_model_proto(graphsurgeon.as_model(model))
+    view = ModelView(loaded.proto)
+    ctx = LintContext(model=label or path or "MODEL", plugins=plugins)
+    ctx.ort_libraries = _libraries(view, ctx, ort_libraries)
+    report = LintReport(target, model=path)
+    for rules in RULES[target]:
+        report.hazards.extend(rules.check(view, ctx))
+    report.notes.extend(ctx.notes)
+    return report
+
+
+def _libraries(view, ctx, given) -> tuple:
+    """Paths of the op libraries to check with; "surgeon" is the plugin set's library for each
+    custom op of the model that has one (built on first use)."""
+    paths = []
+    for item in given:
+        if item != "surgeon":
+            if not os.path.isfile(item):
+                raise SurgeonError(f"--ort-library {item}: no such file")
+            paths.append(os.path.abspath(item))
+            continue
+        keys = {(s.node.domain, s.node.op_type) for s in view.sites if s.domain}
+        for key in sorted(keys):
+            op = ctx.custom_op(*key)
+            if op is not None and op.ort_library is not None:
+                try:
+                    paths.append(op.ort_library("cpu"))
+                except Exception as exc:
+                    raise SurgeonError(f"--ort-library surgeon: cannot have the op library for {key[0]}::{key[1]}: "
+                                       f"{str(exc).strip().splitlines()[0] if str(exc).strip() else exc}") from None
+    return tuple(dict.fromkeys(paths))
