@@ -11,12 +11,15 @@ Two checks on the same inputs:
 
 Default tolerances, by the original value's dtype: float32 atol = rtol = 1e-3; float16 1e-2;
 bfloat16 5e-2; float64 1e-6; integers and bools exact. Measured on 1x3x1024x1024 warps,
-align_corners 0/1 x zeros/border/reflection, inputs drawn as validate draws them (uniform [0, 1)),
-onnxruntime's AffineGrid + GridSample against the surgeon_ops.kernels C++ kernel and against torch:
+align_corners 0/1 x zeros/border/reflection, onnxruntime's AffineGrid + GridSample against the
+surgeon_ops.kernels C++ kernel and against torch:
 
-- correct bilinear: max abs error <= 2.0e-4, smallest passing atol at rtol 1e-3 <= 1.1e-4;
-  bicubic <= 2.3e-4 / 1.2e-4; at 32x32 <= 6e-6. The error grows with the size because float32
-  pixel coordinates lose precision; 1e-4 at rtol 1e-4 fails correct 1024x1024 rewrites.
+- correct bilinear, inputs as validate draws them (signed images, thetas that rotate, reflect,
+  scale 0.5-2 and shift past the edge; 2x3x1024x1024): max abs error <= 4.9e-4, smallest passing
+  atol at rtol 1e-3 <= 4.0e-4; bicubic <= 6.8e-4 / 5.7e-4. With [0, 1) images and near-identity
+  thetas: <= 2.0e-4 / 1.1e-4 (bicubic 2.3e-4 / 1.2e-4); at 32x32 <= 6e-6. The error grows with
+  the size because float32 pixel coordinates lose precision; 1e-4 at rtol 1e-4 fails correct
+  1024x1024 rewrites.
 - tampered (align_corners flipped, padding mode changed, theta rows swapped): smallest passing
   atol >= 0.40 at 1024x1024 and >= 0.13 at 32x32; 0.018 for a near-identity STN theta with
   align_corners flipped (identity is the one transform align_corners does not change). A wrong
@@ -26,7 +29,8 @@ onnxruntime's AffineGrid + GridSample against the surgeon_ops.kernels C++ kernel
 
 mode=nearest is the exception: at 1024x1024, coordinates within rounding error of a pixel
 boundary land on the neighbour in one implementation and not the other (33-291 of 3.1M elements
-measured), so a correct rewrite fails by default. ``max_mismatch`` (``--max-mismatch``) allows a
+measured with near-identity thetas, up to 931 of 6.3M with validate's draws), so a correct
+rewrite fails by default. ``max_mismatch`` (``--max-mismatch``) allows a
 fraction of elements outside tolerance; 1e-3 passes those flips and still fails every tampering
 above. It is 0 by default: one wrong border row of a 1024x1024 image is 0.1%.
 """
