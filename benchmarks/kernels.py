@@ -4,6 +4,11 @@ GridSample model) and cv2.warpAffine (theta turned into its pixel-space inverse 
 GPU, also the CUDA kernel against torch on the GPU, with the memory bandwidth achieved.
 
     python benchmarks/kernels.py [--reps 15] [--threads 1 2] [--shapes 1x3x512x512 ...] [--gpu-only]
+    python benchmarks/kernels.py --table [--reps 9]   # every mode x padding x align_corners
+
+--table times every 2-D mode x padding x align_corners (and 3-D trilinear / nearest with each
+padding) at one thread against torch, bilinear-zeros of the same shape and, for 3-channel 2-D
+bilinear, cv2; and the same call at two threads and in float16.
 
 Each timing is the median of --reps runs with warm caches: the implementations run in short
 blocks that rotate over three rounds, so that a noisy machine hurts them alike (their idle
@@ -67,14 +72,19 @@ def ort_session(n, c, h, w, threads):
     return ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
 
 
-def cv2_matrix(theta, h, w, ho, wo):
-    """torch's normalised theta (align_corners=False) as the pixel-space map cv2 calls
-    WARP_INVERSE_MAP: source pixel = M @ (output x, output y, 1)."""
+def cv2_matrix(theta, h, w, ho, wo, align_corners=False):
+    """torch's normalised theta as the pixel-space map cv2 calls WARP_INVERSE_MAP: source
+    pixel = M @ (output x, output y, 1).  Unnormalising is size/2 * g + (size-1)/2 (or
+    (size-1)/2 * (g + 1) with align_corners); output pixel j's base coordinate step * j + first."""
+    def base(n):  # (step, first)
+        return (2 / (n - 1), -1.0) if align_corners and n > 1 else (2 / n, 1 / n - 1)
+
+    (sx, fx), (sy, fy) = base(wo), base(ho)
     rows = []
     for k, size in ((0, w), (1, h)):
-        a, b, t = theta[k]
-        rows.append([size * a / wo, size * b / ho,
-                     size / 2 * (a * (1 / wo - 1) + b * (1 / ho - 1) + t + 1) - 0.5])
+        a, b, t = (float(v) for v in theta[k])
+        scale = (size - 1) / 2 if align_corners else size / 2
+        rows.append([scale * a * sx, scale * b * sy, scale * (a * fx + b * fy + t) + (size - 1) / 2])
     return np.array(rows, np.float64)
 
 
@@ -122,6 +132,80 @@ def cpu_rows(reps: int, thread_counts, shapes) -> None:
             f = t["fused"]
             print(f"{f'{n}x{c}x{h}x{w}':>18} {threads:>3} {f:8.3f} {t['torch']:8.3f} {t['torch'] / f:5.1f} "
                   f"{t['ort']:8.3f} {t['ort'] / f:5.1f} {t['cv2']:8.3f} {t['cv2'] / f:5.1f}")
+
+
+TABLE_SHAPES = [(1, 3, 512, 512), (8, 3, 256, 256), (1, 64, 128, 128), (1, 256, 64, 64)]
+TABLE_SHAPES_3D = [(1, 1, 64, 128, 128)]
+THETA_3D = np.array([[0.9, 0.2, 0.0, 0.05], [-0.15, 0.95, 0.1, -0.1], [0.05, -0.1, 0.9, 0.02]], np.float32)
+# cv2's border modes for torch's paddings: edges are reflected about pixel edges without
+# align_corners (cba|abc), about pixel centres with it (dcb|abc).
+CV2_BORDER = {("zeros", 0): "BORDER_CONSTANT", ("zeros", 1): "BORDER_CONSTANT", ("border", 0): "BORDER_REPLICATE",
+              ("border", 1): "BORDER_REPLICATE", ("reflection", 0): "BORDER_REFLECT",
+              ("reflection", 1): "BORDER_REFLECT_101"}
+
+
+def combo_table(reps: int, shapes=None, shapes_3d=None) -> None:
+    """Every 2-D mode x padding x align_corners, and 3-D trilinear / nearest with each padding,
+    one thread: ratios against torch (and cv2 for 3-channel bilinear), the time against
+    bilinear-zeros of the same shape, and the same call at two threads and in float16."""
+    import cv2
+    import torch
+    import torch.nn.functional as F
+
+    import surgeon_ops.kernels as K
+
+    torch.set_num_threads(1)
+    cv2.setNumThreads(1)
+    print("\nEvery combination; median ms, one thread unless said; x = baseline / fused;\n"
+          "/bz = fused / fused bilinear-zeros of the shape (same align_corners); /z = fused / fused\n"
+          "zeros of the same mode; 2thr = one-thread / two-thread time; f16/f32 = float16 / float32\n"
+          "time (same elements)")
+    print(f"{'shape':>15} {'mode':>8} {'padding':>10} ac {'fused':>7} {'torch':>7} {'x':>5} {'/bz':>5} {'/z':>5} "
+          f"{'cv2':>7} {'x':>5} {'2thr':>5} {'f16/f32':>7}")
+    rows_2d = [(s, m, p, ac) for s in (shapes or TABLE_SHAPES) for ac in (0, 1)
+               for m in ("bilinear", "nearest", "bicubic") for p in ("zeros", "border", "reflection")]
+    rows_3d = [(s, m, p, ac) for s in (shapes_3d or TABLE_SHAPES_3D) for ac in (0, 1)
+               for m in ("bilinear", "nearest") for p in ("zeros", "border", "reflection")]
+    zeros = {}  # (shape, ac, mode) -> fused ms with zero padding
+    for shape, mode, padding, ac in rows_2d + rows_3d:
+        n, c, *size = shape
+        size = tuple(size)
+        rng = np.random.default_rng(0)
+        x = rng.random(shape, np.float32)
+        theta = np.repeat((THETA if len(size) == 2 else THETA_3D)[None], n, 0)
+        x16, theta16 = x.astype(np.float16), theta.astype(np.float16)
+        tx, tt = torch.from_numpy(x), torch.from_numpy(theta)
+
+        def torch_fn():
+            grid = F.affine_grid(tt, shape, align_corners=bool(ac))
+            return F.grid_sample(tx, grid, mode=mode, padding_mode=padding, align_corners=bool(ac))
+
+        # The same computation: torch's BLAS grid may be an ulp off, which moves a rare
+        # nearest tie or bicubic tap; the bulk must agree.
+        ours = K.fused_grid_sample(x, theta, size, mode, padding, ac)
+        assert np.mean(np.abs(ours - torch_fn().numpy()) > 1e-3) < 1e-3, (shape, mode, padding, ac)
+        fns = {"fused": lambda: K.fused_grid_sample(x, theta, size, mode, padding, ac, num_threads=1),
+               "torch": torch_fn,
+               "two": lambda: K.fused_grid_sample(x, theta, size, mode, padding, ac, num_threads=2),
+               "f16": lambda: K.fused_grid_sample(x16, theta16, size, mode, padding, ac, num_threads=1)}
+        with_cv2 = len(size) == 2 and c == 3 and mode == "bilinear"
+        if with_cv2:
+            hwc = [np.ascontiguousarray(x[i].transpose(1, 2, 0)) for i in range(n)]
+            m = cv2_matrix(THETA, *size, *size, align_corners=bool(ac))
+            flags = cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP
+            border = getattr(cv2, CV2_BORDER[(padding, ac)])
+            fns["cv2"] = lambda: [cv2.warpAffine(img, m, size[::-1], flags=flags, borderMode=border) for img in hwc]
+            got = fns["cv2"]()[0].transpose(2, 0, 1)
+            assert np.mean(np.abs(got - ours[0]) > 0.05) < 1e-3, (shape, padding, ac)
+        t = median_ms(fns, reps)
+        f = t["fused"]
+        if padding == "zeros":
+            zeros[(shape, ac, mode)] = f
+        cv2_cols = f"{t['cv2']:7.3f} {t['cv2'] / f:5.1f}" if with_cv2 else f"{'':>7} {'':>5}"
+        name = "x".join(map(str, shape))
+        print(f"{name:>15} {mode:>8} {padding:>10} {ac:>2} {f:7.3f} {t['torch']:7.3f} {t['torch'] / f:5.1f} "
+              f"{f / zeros[(shape, ac, 'bilinear')]:5.2f} {f / zeros[(shape, ac, mode)]:5.2f} {cv2_cols} "
+              f"{f / t['two']:5.2f} {t['f16'] / f:7.2f}", flush=True)
 
 
 def overhead_row(reps: int) -> None:
@@ -232,9 +316,14 @@ def main() -> None:
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--shapes", nargs="+", metavar="NxCxHxW", help="only these shapes (default: all)")
     parser.add_argument("--gpu-only", action="store_true", help="skip the CPU rows")
+    parser.add_argument("--table", action="store_true", help="only the table over every combination")
     args = parser.parse_args()
     shapes = [tuple(int(v) for v in s.split("x")) for s in args.shapes] if args.shapes else None
     print(f"CPUs available: {len(os.sched_getaffinity(0))}")
+    if args.table:
+        combo_table(args.reps, [s for s in shapes if len(s) == 4] if shapes else None,
+                    [s for s in shapes if len(s) == 5] if shapes else None)
+        return
     if not args.gpu_only:
         cpu_rows(args.reps, args.threads, shapes or SHAPES)
         overhead_row(args.reps)

@@ -1,4 +1,11 @@
-"""The external-data file of a model being written.
+"""External data: where a tensor's bytes live (``resolve``: checked, never read), and the
+external-data file of a model being written (``DataFileWriter``).
+
+A location must stay inside the model's folder once every symbolic link is resolved (as
+onnx's own check does for ``../``), name a regular file (a FIFO or device would block or never
+end), and hold all the bytes the tensor's dims and type need.
+
+The writer:
 
 Tensors that already live in external data are copied file to file in the kernel
 (copy_file_range), and neighbours in the source are copied as one range with their layout
@@ -12,11 +19,16 @@ file position.
 from __future__ import annotations
 
 import os
+import re
+import stat
 import threading
 from collections import deque
 from dataclasses import dataclass
 
+from onnx import TensorProto
+
 from .errors import SurgeonError
+from .wire import data_nbytes
 
 _CHUNK = 64 << 20  # for file systems without copy_file_range
 
@@ -28,6 +40,55 @@ class ExternalRef:
     path: str
     offset: int
     length: int
+
+
+_WHOLE_NUMBER = re.compile(r"[0-9]{1,19}\Z")
+
+
+def _field(label: str, info: dict, key: str) -> int | None:
+    text = info.get(key)
+    if text is None:
+        return None
+    if not _WHOLE_NUMBER.match(text):
+        raise SurgeonError(f"{label}: external data {key} {text!r} is not a whole number of bytes")
+    return int(text)
+
+
+def resolve(tensor: TensorProto, base_dir: str) -> ExternalRef:
+    """Where an external tensor's bytes are: checked against the file, not read."""
+    label = f"tensor {tensor.name!r}"
+    info = {e.key: e.value for e in tensor.external_data}
+    location = info.get("location", "")
+    if not location:
+        raise SurgeonError(f"{label} is marked external but names no location")
+    norm = os.path.normpath(location)
+    if "\0" in location or os.path.isabs(location) or norm == ".." or norm.startswith(".." + os.sep):
+        raise SurgeonError(f"{label}: external data location {location!r} leaves the model's folder; refused")
+    root = os.path.realpath(base_dir)
+    path = os.path.realpath(os.path.join(root, norm))
+    if os.path.commonpath([root, path]) != root:
+        raise SurgeonError(f"{label}: external data location {location!r} leads out of the model's folder "
+                           f"through a symbolic link (to {path}); refused")
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise SurgeonError(f"{label}: external data file {location!r} not found next to the model") from None
+    except OSError as exc:
+        raise SurgeonError(f"{label}: external data file {location!r} cannot be read ({exc.strerror})") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise SurgeonError(f"{label}: external data location {location!r} is not a regular file")
+    need = data_nbytes(tensor)
+    if need is None:
+        raise SurgeonError(f"{label}: external data needs a fixed-size element type and non-negative dims "
+                           f"(type {tensor.data_type}, dims {list(tensor.dims)})")
+    offset, length = _field(label, info, "offset") or 0, _field(label, info, "length")
+    if length is not None and length != need:
+        raise SurgeonError(f"{label}: external data length {length} in {location!r} is not the {need} bytes "
+                           f"its dims {list(tensor.dims)} and type need")
+    if offset + need > st.st_size:
+        raise SurgeonError(f"{label}: external data file {location!r} is too short: {need} bytes needed at "
+                           f"offset {offset}, the file holds {st.st_size}")
+    return ExternalRef(path, offset, need)
 
 
 def copy_range(src: int, src_offset: int, length: int, dst: int, dst_offset: int, name: str = "") -> None:

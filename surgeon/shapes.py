@@ -13,7 +13,7 @@ from onnx import GraphProto, ModelProto, TypeProto, ValueInfoProto, helper
 
 from .errors import SurgeonError
 from .graph.node import subgraphs_of
-from .modelio import iter_tensors, skeleton_model
+from .modelio import infer_skeleton, iter_tensors
 
 ShapeInfo = tuple  # (elem_type: int, dims: tuple of int | str | None, or None)
 
@@ -59,13 +59,10 @@ def value_infos(graph: GraphProto) -> dict[str, ValueInfoProto]:
 
 
 def infer_shapes(proto: ModelProto) -> dict[str, ValueInfoProto]:
-    """ONNX shape inference (with data propagation) on a weight-free copy; {} when it fails."""
-    skeleton = skeleton_model(proto, keep_small=64)
-    try:
-        inferred = onnx.shape_inference.infer_shapes(skeleton, data_prop=True)
-    except Exception:  # inference is best effort: custom ops or odd models may upset it
-        return {}
-    return value_infos(inferred.graph)
+    """ONNX shape inference on a weight-free copy (data propagation where it stays cheap);
+    {} when it fails."""
+    inferred = infer_skeleton(proto, keep_small=64)
+    return value_infos(inferred.graph) if inferred is not None else {}
 
 
 def shape_of(infos: dict[str, ValueInfoProto], name: str) -> ShapeInfo | None:

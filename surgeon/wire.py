@@ -18,6 +18,8 @@ import onnx
 from google.protobuf.message import Message
 from onnx import GraphProto, ModelProto, TensorProto
 
+from .errors import SurgeonError
+
 try:
     from google.protobuf.unknown_fields import UnknownFieldSet
 except ImportError:  # protobuf before 4.22
@@ -40,12 +42,40 @@ def varint(n: int) -> bytes:
     return bytes(out)
 
 
+# Element types stored several to a byte (onnx packs them low bits first).
+_PACKED_BITS = {TensorProto.INT4: 4, TensorProto.UINT4: 4, TensorProto.FLOAT4E2M1: 4,
+                getattr(TensorProto, "INT2", -1): 2, getattr(TensorProto, "UINT2", -1): 2}
+
+
+def data_nbytes(tensor: TensorProto) -> int | None:
+    """Bytes a tensor's raw data must hold, from its dims and type; None when its type has no
+    fixed size (strings) or is unknown, or a dim is negative."""
+    numel = math.prod(tensor.dims)
+    if numel < 0 or any(d < 0 for d in tensor.dims):
+        return None
+    bits = _PACKED_BITS.get(tensor.data_type)
+    if bits:
+        return (numel * bits + 7) // 8
+    if tensor.data_type in (TensorProto.STRING, TensorProto.UNDEFINED):
+        return None
+    try:
+        return numel * onnx.helper.tensor_dtype_to_np_dtype(tensor.data_type).itemsize
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
 def tensor_nbytes(tensor: TensorProto) -> int:
     """Bytes of a tensor's data, from its dims and type (reading raw_data would copy it)."""
-    if tensor.data_type in (TensorProto.STRING, TensorProto.UNDEFINED):
-        return tensor.ByteSize()
-    itemsize = onnx.helper.tensor_dtype_to_np_dtype(tensor.data_type).itemsize
-    return math.prod(tensor.dims) * itemsize
+    size = data_nbytes(tensor)
+    return tensor.ByteSize() if size is None else size
+
+
+def check_raw_size(tensor: TensorProto, raw_len: int) -> None:
+    """A tensor whose raw data is shorter or longer than its dims say is refused by name."""
+    need = data_nbytes(tensor)
+    if need is not None and raw_len != need:
+        raise SurgeonError(f"tensor {tensor.name!r}: its data holds {raw_len} bytes, its dims "
+                           f"{list(tensor.dims)} and type need {need}")
 
 
 def _repeated(fd) -> bool:
@@ -96,9 +126,12 @@ class _Tensor:
             # Reading raw_data copies it (upb hands out new bytes): once here for its length,
             # once more in write(); neither copy is kept.
             self.raw_len = len(tensor.raw_data)
+            check_raw_size(tensor, self.raw_len)
             self.head = without(tensor, "raw_data").SerializeToString()
             self.size = len(self.head) + len(_TENSOR_RAW_DATA) + len(varint(self.raw_len)) + self.raw_len
         else:
+            if tensor.HasField("raw_data"):  # small: its length is cheap to read
+                check_raw_size(tensor, len(tensor.raw_data))
             self.size = tensor.ByteSize()
 
     def write(self, f: BinaryIO) -> None:

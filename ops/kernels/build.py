@@ -53,7 +53,7 @@ CPU_UNITS = (("cpu_fast.cpp", ("-O3",), tuple(name for name, _ in CPU_LEVELS)),
              ("thread_pool.cpp", ("-O2",), (_BASE,)))
 SHARED_HEADERS = ("grid_sample_math.h", "dispatch.h", "locations.h", "abi_checks.h", "surgeon_kernels.h", "isa.h")
 CPU_SOURCES = tuple(u[0] for u in CPU_UNITS) + ("cpu_common.h", "cpu_level.h", "cpu_rows.h", "cpu_simd.h",
-                                                 "cpu_avx512.h", "thread_pool.h") + SHARED_HEADERS
+                                                 "cpu_bicubic.h", "cpu_avx512.h", "thread_pool.h") + SHARED_HEADERS
 CUDA_SOURCES = ("cuda_kernels.cu",) + SHARED_HEADERS
 
 # -ffp-contract=off / -fmad=false: only the explicit fmaf calls of the shared math may fuse,

@@ -6,6 +6,14 @@ Works in float64 when given float64 (the tests' high-precision reference), else 
 float32 it follows torch's CPU evaluation order for the coordinates, so that floor() and
 nearest rounding decide as torch does.
 
+Non-finite coordinates (decided): a NaN or infinite normalised grid coordinate, from an
+explicit grid or from theta (NaN or infinite entries, or an overflow), is read as -1 before
+it is unnormalised, in every mode and padding; the other coordinates of the point keep their
+values.  That is what onnxruntime's GridSample does, so a fused model equals its unfused
+onnxruntime original there (torch's CPU kernels give NaN, 0 or an edge value depending on
+mode and padding, and its CUDA kernels differ from them).  Finite coordinates, and NaN or
+infinite values in x, are sampled as torch does.
+
 Shapes: x [N, C, (D,) H, W]; theta [N, 2, 3] / [N, 3, 4]; grid [N, (D,) H, W, 2|3] with
 coordinates in x, y(, z) order; sizes are spatial, (D,) H, W.  A theta or grid batch of 1
 is used for every batch item of x.
@@ -60,18 +68,21 @@ def affine_grid(theta, size, align_corners=False) -> np.ndarray:
         shape[1 + axis] = size[axis]
         base.append(base_coords(size[axis], align_corners, wd).reshape(shape))
     grid = np.empty((t.shape[0],) + size + (nsp,), wd)
-    for k in range(nsp):
-        acc = base[0] * t[:, k, 0].reshape(lead)
-        for m in range(1, nsp):
-            acc = acc + base[m] * t[:, k, m].reshape(lead)
-        grid[..., k] = acc + t[:, k, nsp].reshape(lead)
+    with np.errstate(invalid="ignore", over="ignore"):  # non-finite theta is valid input
+        for k in range(nsp):
+            acc = base[0] * t[:, k, 0].reshape(lead)
+            for m in range(1, nsp):
+                acc = acc + base[m] * t[:, k, m].reshape(lead)
+            grid[..., k] = acc + t[:, k, nsp].reshape(lead)
     return grid.astype(theta.dtype)
 
 
 # ---------------------------------------------------------------- coordinates
 def unnormalize(g, size: int, align_corners: bool):
-    """[-1, 1] -> pixel index space (corner centres with align_corners, else corner edges)."""
+    """[-1, 1] -> pixel index space (corner centres with align_corners, else corner edges).
+    A non-finite coordinate is read as -1 first (see the module docstring)."""
     one, two = g.dtype.type(1), g.dtype.type(2)
+    g = np.where(np.isfinite(g), g, -one)
     if align_corners:
         return ((g + one) / two) * g.dtype.type(size - 1)
     return ((g + one) * g.dtype.type(size) - one) / two

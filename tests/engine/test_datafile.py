@@ -76,3 +76,40 @@ def test_a_failed_copy_is_raised_by_close(tmp_path, sources):
     steps = [("copy", ExternalRef(str(tmp_path / "gone.bin"), 0, 10)), ("copy", ExternalRef(a, 0, 10))]
     with pytest.raises(FileNotFoundError):
         build(tmp_path / "out.bin", steps)
+
+
+def _external(location, dims=(4,), offset=None, length=None, dtype=1):
+    from onnx import TensorProto
+
+    tensor = TensorProto(name="w", data_type=dtype, dims=list(dims), data_location=TensorProto.EXTERNAL)
+    for key, value in (("location", location), ("offset", offset), ("length", length)):
+        if value is not None:
+            tensor.external_data.add(key=key, value=value)
+    return tensor
+
+
+def test_resolve_checks_the_range_against_dims_and_file(tmp_path):
+    (tmp_path / "w.bin").write_bytes(bytes(20))
+    assert datafile.resolve(_external("w.bin", offset="4"), str(tmp_path)) == \
+        ExternalRef(str((tmp_path / "w.bin").resolve()), 4, 16)
+    assert datafile.resolve(_external("w.bin", dims=(5,), dtype=22), str(tmp_path)).length == 3  # int4: packed
+    for bad, message in [(_external("w.bin", offset="8"), "too short"),
+                         (_external("w.bin", length="12"), "is not the 16 bytes"),
+                         (_external("w.bin", offset="+4"), "not a whole number"),
+                         (_external("w.bin", dtype=8), "fixed-size element type")]:
+        with pytest.raises(SurgeonError, match=message):
+            datafile.resolve(bad, str(tmp_path))
+
+
+def test_resolve_follows_links_only_inside_the_folder(tmp_path):
+    model_dir, outside = tmp_path / "m", tmp_path / "o"
+    model_dir.mkdir(), outside.mkdir()
+    (outside / "secret.bin").write_bytes(bytes(64))
+    (model_dir / "real.bin").write_bytes(bytes(64))
+    os.symlink(outside / "secret.bin", model_dir / "out.bin")
+    os.symlink(model_dir / "real.bin", model_dir / "in.bin")
+    os.symlink(outside, model_dir / "sub")
+    assert datafile.resolve(_external("in.bin"), str(model_dir)).path == str((model_dir / "real.bin").resolve())
+    for location in ("out.bin", "sub/secret.bin", "../o/secret.bin", str(outside / "secret.bin")):
+        with pytest.raises(SurgeonError, match="symbolic link|leaves the model's folder"):
+            datafile.resolve(_external(location), str(model_dir))

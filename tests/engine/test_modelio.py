@@ -221,3 +221,36 @@ def test_external_tensors_out_of_order_with_gaps_keep_their_values(tmp_path):
     for name, value in weights.items():
         np.testing.assert_array_equal(got[name], value)
     assert (src / "w.bin").read_bytes() == bytes(blob)
+
+
+def test_shape_inference_does_not_propagate_long_vectors(tmp_path):
+    """onnx's data propagation spends ~200 bytes per element of a 1-D value: a 16M-element
+    vector added to an input would take 3 GB; run under a 1.5 GB address-space cap."""
+    n = 1 << 24
+    graph = helper.make_graph([helper.make_node("Add", ["x", "v"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [n])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [n])],
+                              [TensorProto(name="v", data_type=TensorProto.FLOAT, dims=[n])])
+    onnx.save(helper.make_model(graph), tmp_path / "m.onnx")
+    script = ("import resource, sys, onnx; from surgeon.modelio import infer_skeleton; "
+              "resource.setrlimit(resource.RLIMIT_AS, (3 << 29, 3 << 29)); "
+              "m = infer_skeleton(onnx.load(sys.argv[1])); "
+              "print(m.graph.output[0].type.tensor_type.shape.dim[0].dim_value)")
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "m.onnx")], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == str(n), done.stderr[-500:]
+
+
+def test_sizes_computed_from_shapes_are_still_inferred():
+    """Short vectors still get data propagation: Reshape(x, Concat(Shape(x)[0], -1))."""
+    nodes = [helper.make_node("Shape", ["x"], ["s"], end=1),
+             helper.make_node("Concat", ["s", "minus_one"], ["shape"], axis=0),
+             helper.make_node("Reshape", ["x", "shape"], ["y"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              [onnx.numpy_helper.from_array(np.array([-1], np.int64), "minus_one")])
+    inferred = modelio.infer_skeleton(helper.make_model(graph))
+    assert [d.dim_value for d in inferred.graph.output[0].type.tensor_type.shape.dim] == [2, 12]

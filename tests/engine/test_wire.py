@@ -8,7 +8,8 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from surgeon.wire import varint, without, write_model
+from surgeon.errors import SurgeonError
+from surgeon.wire import data_nbytes, varint, without, write_model
 
 SAMPLES = sorted((Path(__file__).resolve().parents[2] / "samples" / "models").glob("*.onnx"))
 
@@ -108,3 +109,21 @@ def test_fields_unknown_to_this_onnx_are_kept(where):
     back.ParseFromString(data)
     assert back.SerializeToString(deterministic=True) == model.SerializeToString(deterministic=True)
 
+
+
+@pytest.mark.parametrize("size", [1 << 10, 1 << 17])  # serialised whole, and split
+def test_raw_data_that_does_not_fit_its_dims_is_refused(size):
+    tensor = onnx.numpy_helper.from_array(np.zeros(size, np.float32), "w")
+    tensor.raw_data = tensor.raw_data[:-4]
+    model = onnx.helper.make_model(onnx.helper.make_graph([], "g", [], [], [tensor]))
+    with pytest.raises(SurgeonError, match="'w': its data holds"):
+        streamed(model)
+
+
+@pytest.mark.parametrize("dtype, dims, nbytes", [
+    (onnx.TensorProto.FLOAT, [3, 5], 60), (onnx.TensorProto.INT4, [5], 3), (onnx.TensorProto.UINT4, [2, 2], 2),
+    (onnx.TensorProto.BOOL, [7], 7), (onnx.TensorProto.STRING, [2], None), (999, [2], None),
+    (onnx.TensorProto.FLOAT, [-1], None),
+])
+def test_data_nbytes(dtype, dims, nbytes):
+    assert data_nbytes(onnx.TensorProto(data_type=dtype, dims=dims)) == nbytes

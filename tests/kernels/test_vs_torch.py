@@ -115,18 +115,41 @@ def test_oracle_in_float64_matches_torch_in_float64():
 @pytest.mark.parametrize("backend_name", BACKENDS, indirect=True)
 @pytest.mark.parametrize("mode", MODES_2D)
 @pytest.mark.parametrize("padding", PADDINGS)
-def test_non_finite_coordinates(backend_name, mode, padding):
-    # torch's CPU and CUDA kernels disagree here; we follow CUDA: with zero padding a NaN,
-    # infinite or huge coordinate samples nothing (0), except bicubic, whose NaN weights give
-    # NaN in both.  Padding that clips puts them on the border, as torch.
+def test_huge_coordinates(backend_name, mode, padding):
+    # Finite but far outside: as torch's CUDA kernels (torch's CPU ones disagree), with zero
+    # padding they sample nothing (0); padding that clips puts them on the border, as torch.
     x = np.random.default_rng(0).random((1, 2, 5, 6)).astype(np.float32)
-    bad = [np.nan, np.inf, -np.inf, 1e30, -3e9]
-    if padding == "reflection":  # torch casts floor(x / span) to int: undefined for huge x
-        bad = bad[:3]
-    grid = np.array([[[[v, 0.1] for v in bad] + [[0.1, v] for v in bad] + [[0.3, -0.2]]]], np.float32)
+    big = [1e30, -3e9, 1e7, -2.5e6]
+    if padding == "reflection":  # torch's vectorised fold rounds otherwise for huge x: many folds
+        big = [40.3, -77.7, 1000.1]
+    grid = np.array([[[[v, 0.1] for v in big] + [[0.1, v] for v in big] + [[0.3, -0.2]]]], np.float32)
     got = K.grid_sample(x, grid, mode, padding, False, backend=backend_name)
     want = F.grid_sample(torch.from_numpy(x), torch.from_numpy(grid), mode=mode, padding_mode=padding,
                          align_corners=False).numpy()
     if padding == "zeros" and mode != "bicubic":
         want = np.where(np.isnan(want), 0, want)
     np.testing.assert_allclose(got, want, rtol=0, atol=tolerance(mode))
+
+
+@pytest.mark.parametrize("backend_name", BACKENDS, indirect=True)
+@pytest.mark.parametrize("nsp,mode,padding,ac", COMBOS)
+def test_non_finite_coordinates_read_as_minus_one(backend_name, nsp, mode, padding, ac):
+    # Decided (csrc/surgeon_kernels.h): NaN and +-Inf normalised coordinates are read as -1,
+    # as onnxruntime does (tests/ort/test_non_finite.py); the point's other coordinates stand.
+    rng = np.random.default_rng(nsp + ac)
+    x, _, size = cases(nsp, seed=2)[0]
+    grid = rng.uniform(-1.2, 1.2, (x.shape[0],) + tuple(size) + (nsp,)).astype(np.float32)
+    flat = grid.reshape(-1)
+    flat[rng.choice(flat.size, flat.size // 3, replace=False)] = rng.choice([np.nan, np.inf, -np.inf], flat.size // 3)
+    got = K.grid_sample(x, grid, mode, padding, ac, backend=backend_name)
+    want = K.grid_sample(x, np.where(np.isfinite(grid), grid, -1).astype(np.float32), mode, padding, ac,
+                         backend=backend_name)
+    np.testing.assert_array_equal(got, want)
+    assert np.isfinite(got).all()
+    theta = np.array([[[np.nan, 0.1, 0.2], [0.3, 1.0, -0.1]], [[0.9, 0.1, 0.0], [0.0, np.inf, -np.inf]]], np.float32)
+    theta = theta if nsp == 2 else np.concatenate([theta, np.zeros_like(theta[:, :, :1])], 2)[:, [0, 1, 1]]
+    got = K.fused_grid_sample(x, theta, size, mode, padding, ac, backend=backend_name)
+    grid = K.affine_grid(theta, size, ac, backend="numpy")
+    want = K.grid_sample(x, np.where(np.isfinite(grid), grid, -1).astype(np.float32), mode, padding, ac,
+                         backend=backend_name)
+    np.testing.assert_array_equal(got, want)

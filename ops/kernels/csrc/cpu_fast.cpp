@@ -1,9 +1,10 @@
-// The CPU fast paths (float32), compiled once per instruction-set level (cpu_level.h), in
-// their own translation unit so that the build compiles the levels in parallel.
+// The CPU fast paths (float32 and float16), compiled once per instruction-set level
+// (cpu_level.h), in their own translation unit so that the build compiles the levels in
+// parallel.
 //
 // The grid is never materialised: each output tile gets base-grid coordinate tables and
 // per-row products of theta, each row segment its normalised coordinates (three float ops
-// per pixel, torch's order), then a cpu_rows.h sampler.  Threads take tiles.
+// per pixel, torch's order), then a cpu_rows.h sampler's two passes.  Threads take tiles.
 #include <cmath>
 #include <vector>
 
@@ -66,36 +67,48 @@ void parallel_tiles(const Workers& workers, int64_t planes, int64_t Ho, int64_t 
   });
 }
 
-// From this many channels on, bilinear goes tile by tile (bilinear_tile_2d): 1.05-1.14x with
-// 32-256 channels on Zen 3, no gain with 16 and 0.97x with 8.
+// From this many channels on, a tile runs pass 1 for all its rows, then each block of
+// channels over all the rows: every mode computes a location's taps and weights once for all
+// channels (bilinear, Zen 3: 1.05-1.14x with 32-256 channels, no gain with 16 and 0.97x with
+// 8; nearest 1.8-2.4x, bicubic 1.3-1.5x).  Row by row, a pixel's planes (all in one L2 set
+// when power-of-two sizes put them 64 KiB apart) evicted each other's band of taps before the
+// next row came back to it.  Blocks of 4 channels measured best: 1 or 2 at a time ran 1.2-2.2x
+// slower (too few streams in flight to hide the misses), 8 or 16 1.1-1.4x slower.
 constexpr int64_t kTileChannelsMin = 16;
+constexpr int64_t kTileChannelBlock = 4;
 
-// Bilinear with many channels, output tile rows [i0, i1) (yt: the tile's column in output row
-// 0, row stride Wo): pass 1 for every row, then each block of channels over all rows.  Row by
-// row, a pixel's planes (all in one L2 set when power-of-two sizes put them 64 KiB apart)
-// evicted each other's band of taps before the next row came back to it.
-// coordinates(i, gx, gy) fills row i's and returns its prefetch distance.
-template <int PAD, typename Coordinates>
-__attribute__((noinline)) void bilinear_tile_2d(const float* x, const Image& im, float* yt, int64_t ystride,
-                                                int64_t Wo, int64_t i0, int64_t i1, int len,
-                                                const Coordinates& coordinates) {
-  alignas(32) float gx[kTileRows][kChunk], gy[kTileRows][kChunk];
-  BilinearRow rows[kTileRows];
-  const int nrows = (int)(i1 - i0);
-  for (int r = 0; r < nrows; ++r) {
-    rows[r].ahead = coordinates(i0 + r, gx[r], gy[r]);
-    rows[r].gx = gx[r], rows[r].gy = gy[r], rows[r].len = len, rows[r].y = yt + (i0 + r) * Wo;
-    bilinear_pass1<PAD>(im, rows[r]);
+// One output tile of rows [i0, i1), len columns.  coordinates(i, row, g) fills row i's
+// coordinates g[0] (x), g[1] (y), g[2] (z), and its output pointer and prefetch distance.
+template <typename Row, int DIMS, typename T, typename Coordinates>
+__attribute__((noinline)) void run_tile(const T* x, const Image& im, int64_t ystride, int64_t i0, int64_t i1, int len,
+                                        const Coordinates& coordinates) {
+  auto prepare = [&](Row& row, float (*g)[kChunk], int64_t i) {
+    row.gx = g[0], row.gy = g[1], row.gz = DIMS == 3 ? g[2] : nullptr, row.len = len;
+    coordinates(i, row, g);
+    row.pass1(im);
+  };
+  if (im.C < kTileChannelsMin) {
+    alignas(32) float g[DIMS][kChunk];
+    Row row;
+    for (int64_t i = i0; i < i1; ++i) {
+      prepare(row, g, i);
+      row.pass2(x, im, ystride, 0, im.C);
+    }
+    return;
   }
-  for (int64_t c0 = 0; c0 < im.C; c0 += kChannelBlock)
-    for (int r = 0; r < nrows; ++r)
-      bilinear_pass2<PAD>(x, im, rows[r], ystride, c0, std::min(im.C, c0 + kChannelBlock));
+  alignas(32) float g[kTileRows][DIMS][kChunk];
+  Row rows[kTileRows];
+  const int nrows = (int)(i1 - i0);
+  for (int r = 0; r < nrows; ++r) prepare(rows[r], g[r], i0 + r);
+  for (int64_t c0 = 0; c0 < im.C; c0 += kTileChannelBlock)
+    for (int r = 0; r < nrows; ++r) rows[r].pass2(x, im, ystride, c0, std::min(im.C, c0 + kTileChannelBlock));
 }
 
 // Coordinates of a segment come from theta (kFromTheta) or from an explicit grid.
 template <int MODE, int PAD, bool kFromTheta, typename T>
-void sample_2d_all(const T* x, const T* coords, T* y, int64_t N, int64_t C, const int64_t* in,
-                   const int64_t* out, int64_t coord_batch, int ac, const Workers& workers) {
+void sample_2d_all(const T* x, const T* coords, T* y, int64_t N, int64_t C, const int64_t* in, const int64_t* out,
+                   int64_t coord_batch, int ac, const Workers& workers) {
+  using Row = RowOf<MODE, PAD, T, 2>;
   const int64_t H = in[0], W = in[1], Ho = out[0], Wo = out[1];
   const Image im{C, 1, H, W, ac};
   std::vector<float> bx, by, th;
@@ -107,12 +120,15 @@ void sample_2d_all(const T* x, const T* coords, T* y, int64_t N, int64_t C, cons
   parallel_tiles(workers, N, Ho, Wo, [&](int64_t n, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
     const int64_t cn = coord_batch == 1 ? 0 : n;
     const int len = (int)(j1 - j0);
-    const T* xn = x + n * C * H * W;
     const float* t = kFromTheta ? th.data() + cn * 6 : nullptr;
     const float step = rows_ahead_step(by);
     const int64_t theta_ahead = kFromTheta ? tap_shift(t[1] * step, t[4] * step, 0.0f, W, H, 1, ac) : 0;
-    // Row i's normalised coordinates into gx, gy; returns its prefetch distance.
-    auto coordinates = [&](int64_t i, float* __restrict gx, float* __restrict gy) {
+    T* yt = y + n * C * Ho * Wo + j0;  // the tile's column in output row 0
+    // Row i's normalised coordinates, output and prefetch distance.
+    auto coordinates = [&](int64_t i, Row& row, float (*g)[kChunk]) {
+      float* __restrict gx = g[0];
+      float* __restrict gy = g[1];
+      row.y = yt + i * Wo;
       if (kFromTheta) {
         const float ry0 = by[(size_t)i] * t[1], ry1 = by[(size_t)i] * t[4];
         for (int j = 0; j < len; ++j) {  // affine_row2, with the row's products hoisted
@@ -120,31 +136,24 @@ void sample_2d_all(const T* x, const T* coords, T* y, int64_t N, int64_t C, cons
           gx[j] = (b * t[0] + ry0) + t[2];
           gy[j] = (b * t[3] + ry1) + t[5];
         }
-        return theta_ahead;
+        row.ahead = theta_ahead;
+        return;
       }
-      const T* g = coords + ((cn * Ho + i) * Wo + j0) * 2;
+      const T* p = coords + ((cn * Ho + i) * Wo + j0) * 2;
       for (int j = 0; j < len; ++j) {
-        gx[j] = to_float(g[2 * j]);
-        gy[j] = to_float(g[2 * j + 1]);
+        gx[j] = to_float(p[2 * j]);
+        gy[j] = to_float(p[2 * j + 1]);
       }
-      return grid_ahead<2>(g, i, Ho, Wo, W, H, 1, ac);
+      row.ahead = grid_ahead<2>(p, i, Ho, Wo, W, H, 1, ac);
     };
-    float* yt = y + n * C * Ho * Wo + j0;  // the tile's column in output row 0
-    if (MODE == kBilinear && C >= kTileChannelsMin) {
-      bilinear_tile_2d<PAD>(xn, im, yt, Ho * Wo, Wo, i0, i1, len, coordinates);
-      return;
-    }
-    alignas(32) float gx[kChunk], gy[kChunk];
-    for (int64_t i = i0; i < i1; ++i) {
-      const int64_t ahead = coordinates(i, gx, gy);
-      sample_segment_2d<MODE, PAD>(xn, im, gx, gy, len, yt + i * Wo, Ho * Wo, ahead);
-    }
+    run_tile<Row, 2>(x + n * C * H * W, im, Ho * Wo, i0, i1, len, coordinates);
   });
 }
 
 template <int MODE, int PAD, bool kFromTheta, typename T>
-void sample_3d_all(const T* x, const T* coords, T* y, int64_t N, int64_t C, const int64_t* in,
-                   const int64_t* out, int64_t coord_batch, int ac, const Workers& workers) {
+void sample_3d_all(const T* x, const T* coords, T* y, int64_t N, int64_t C, const int64_t* in, const int64_t* out,
+                   int64_t coord_batch, int ac, const Workers& workers) {
+  using Row = RowOf<MODE, PAD, T, 3>;
   const int64_t D = in[0], H = in[1], W = in[2], Do = out[0], Ho = out[1], Wo = out[2];
   const Image im{C, D, H, W, ac};
   std::vector<float> bx, by, bz, th;
@@ -156,15 +165,17 @@ void sample_3d_all(const T* x, const T* coords, T* y, int64_t N, int64_t C, cons
   }
   const int64_t out_plane = Do * Ho * Wo;
   parallel_tiles(workers, N * Do, Ho, Wo, [&](int64_t nd, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
-    alignas(32) float gx[kChunk], gy[kChunk], gz[kChunk];
     const int64_t n = nd / Do, d = nd % Do, cn = coord_batch == 1 ? 0 : n;
     const int len = (int)(j1 - j0);
-    const T* xn = x + n * C * D * H * W;
     const float* t = kFromTheta ? th.data() + cn * 12 : nullptr;
     const float step = rows_ahead_step(by);
     const int64_t theta_ahead = kFromTheta ? tap_shift(t[1] * step, t[5] * step, t[9] * step, W, H, D, ac) : 0;
-    for (int64_t i = i0; i < i1; ++i) {
-      int64_t ahead = theta_ahead;
+    T* yt = y + n * C * out_plane + d * Ho * Wo + j0;  // the tile's column in output row (d, 0)
+    auto coordinates = [&](int64_t i, Row& row, float (*g)[kChunk]) {
+      float* __restrict gx = g[0];
+      float* __restrict gy = g[1];
+      float* __restrict gz = g[2];
+      row.y = yt + i * Wo;
       if (kFromTheta) {
         const float yv = by[(size_t)i], zv = bz[(size_t)d];
         const float ry[3] = {yv * t[1], yv * t[5], yv * t[9]};
@@ -175,40 +186,45 @@ void sample_3d_all(const T* x, const T* coords, T* y, int64_t N, int64_t C, cons
           gy[j] = ((b * t[4] + ry[1]) + rz[1]) + t[7];
           gz[j] = ((b * t[8] + ry[2]) + rz[2]) + t[11];
         }
-      } else {
-        const T* g = coords + (((cn * Do + d) * Ho + i) * Wo + j0) * 3;
-        for (int j = 0; j < len; ++j) {
-          gx[j] = to_float(g[3 * j]);
-          gy[j] = to_float(g[3 * j + 1]);
-          gz[j] = to_float(g[3 * j + 2]);
-        }
-        ahead = grid_ahead<3>(g, i, Ho, Wo, W, H, D, ac);
+        row.ahead = theta_ahead;
+        return;
       }
-      sample_segment_3d<MODE, PAD>(xn, im, gx, gy, gz, len, y + n * C * out_plane + (d * Ho + i) * Wo + j0,
-                                   out_plane, ahead);
-    }
+      const T* p = coords + (((cn * Do + d) * Ho + i) * Wo + j0) * 3;
+      for (int j = 0; j < len; ++j) {
+        gx[j] = to_float(p[3 * j]);
+        gy[j] = to_float(p[3 * j + 1]);
+        gz[j] = to_float(p[3 * j + 2]);
+      }
+      row.ahead = grid_ahead<3>(p, i, Ho, Wo, W, H, D, ac);
+    };
+    run_tile<Row, 3>(x + n * C * D * H * W, im, out_plane, i0, i1, len, coordinates);
   });
 }
 
-void fast_sample(bool from_theta, int spatial_dims, const float* x, const float* coords, float* y, int64_t N,
+void fast_sample(bool from_theta, int dtype, int spatial_dims, const void* x, const void* coords, void* y, int64_t N,
                  int64_t C, const int64_t* in, const int64_t* out, int64_t coord_batch, int mode, int pad, int ac,
                  Workers workers) {
-  auto run = [&](auto from) {
-    constexpr bool kFromTheta = decltype(from)::value;
-    if (spatial_dims == 2) {
-      with_mode_pad<true>(mode, pad, [&](auto m, auto p) {
-        sample_2d_all<decltype(m)::value, decltype(p)::value, kFromTheta>(x, coords, y, N, C, in, out, coord_batch,
-                                                                          ac, workers);
-      });
-    } else {
-      with_mode_pad<false>(mode, pad, [&](auto m, auto p) {
-        sample_3d_all<decltype(m)::value, decltype(p)::value, kFromTheta>(x, coords, y, N, C, in, out, coord_batch,
-                                                                          ac, workers);
-      });
-    }
-  };
-  if (from_theta) run(std::true_type{});
-  else run(std::false_type{});
+  with_dtype(dtype, [&](auto type) {
+    using T = decltype(type);
+    auto run = [&](auto from) {
+      constexpr bool kFromTheta = decltype(from)::value;
+      const T *xt = (const T*)x, *ct = (const T*)coords;
+      if (spatial_dims == 2) {
+        with_mode_pad<true>(mode, pad, [&](auto m, auto p) {
+          sample_2d_all<decltype(m)::value, decltype(p)::value, kFromTheta>(xt, ct, (T*)y, N, C, in, out, coord_batch,
+                                                                            ac, workers);
+        });
+      } else {
+        with_mode_pad<false>(mode, pad, [&](auto m, auto p) {
+          sample_3d_all<decltype(m)::value, decltype(p)::value, kFromTheta>(xt, ct, (T*)y, N, C, in, out, coord_batch,
+                                                                            ac, workers);
+        });
+      }
+    };
+    if (from_theta) run(std::true_type{});
+    else run(std::false_type{});
+    return 0;
+  });
 }
 
 }  // namespace

@@ -1,9 +1,9 @@
 // CPU launchers of the C ABI in surgeon_kernels.h, compiled once, for the baseline: argument
 // checks and threads here, the work in the instruction-set level cpu_isa.cpp picked.
 //
-// float32 within int32 offsets takes the fast paths (cpu_fast.cpp).  float16, huge images,
-// and every call while the fast paths are switched off (a testing hook) run locations.h per
-// output location (cpu_locations.cpp): exactly the code of one CUDA thread.
+// Images within int32 offsets take the fast paths (cpu_fast.cpp).  Huge images, and every call
+// while the fast paths are switched off (a testing hook), run locations.h per output location
+// (cpu_locations.cpp): exactly the code of one CUDA thread.
 #include <atomic>
 
 #include "abi_checks.h"
@@ -43,9 +43,8 @@ int sample(bool from_theta, int dtype, int spatial_dims, const void* x, const vo
     const levels::Level& level = levels::active_level();
     const bool is3 = spatial_dims == 3;
     const int64_t D = is3 ? in[0] : 1, H = in[is3 ? 1 : 0], W = in[is3 ? 2 : 1];
-    if (dtype == SURGEON_DTYPE_FLOAT32 && g_fast_paths.load() != 0 && fits_int32(D, H, W)) {
-      level.fast->sample(from_theta, spatial_dims, (const float*)x, (const float*)coords, (float*)y, N, C, in, out,
-                         coord_batch, mode, pad, ac, w);
+    if (g_fast_paths.load() != 0 && fits_int32(D, H, W)) {
+      level.fast->sample(from_theta, dtype, spatial_dims, x, coords, y, N, C, in, out, coord_batch, mode, pad, ac, w);
     } else {
       level.locations->sample(from_theta, dtype, spatial_dims, x, coords, y, N, C, in, out, coord_batch, mode, pad,
                               ac, w);

@@ -18,14 +18,14 @@ struct Workers {
   const surgeon_cpu_executor* pool;
 };
 
-// The float32 fast paths (cpu_fast.cpp); callers check fits_int32 on the input.
+// The fast paths, float32 and float16 (cpu_fast.cpp); callers check fits_int32 on the input.
 struct FastPaths {
-  void (*sample)(bool from_theta, int spatial_dims, const float* x, const float* coords, float* y, int64_t N,
-                 int64_t C, const int64_t* in, const int64_t* out, int64_t coord_batch, int mode, int pad, int ac,
-                 Workers workers);
+  void (*sample)(bool from_theta, int dtype, int spatial_dims, const void* x, const void* coords, void* y,
+                 int64_t N, int64_t C, const int64_t* in, const int64_t* out, int64_t coord_batch, int mode,
+                 int pad, int ac, Workers workers);
 };
 
-// Every output location through locations.h (float16, huge images, the testing hook), and the
+// Every output location through locations.h (huge images, the testing hook), and the
 // affine grid itself (cpu_locations.cpp).
 struct LocationPaths {
   void (*sample)(bool from_theta, int dtype, int spatial_dims, const void* x, const void* coords, void* y,

@@ -3,8 +3,7 @@
 // several times faster at x86-64-v3 than at the baseline; AVX-512 adds nothing here.
 //
 // Every output location runs locations.h: exactly the code of one CUDA thread.  The ABI sends
-// here float16, huge images, and every call while the fast paths are switched off (a testing
-// hook).
+// here huge images, and every call while the fast paths are switched off (a testing hook).
 #include <vector>
 
 #include "cpu_common.h"

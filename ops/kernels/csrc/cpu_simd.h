@@ -1,24 +1,28 @@
 // Pass 2 of the CPU bilinear fast path: weights applied to interior pixels.
 //
-// A row's two x-adjacent taps are one 8-byte load.  Pixels of one channel then take a
-// multiply by the top-row weights, an fma with the bottom row, and one pairwise add:
-// out = fma(w10, c, w00 a) + fma(w11, d, w01 b), grid_sample_math.h's bilinear_sum.
-// Weights come interleaved from pass 1: wt = (w00, w01) and wb = (w10, w11) per pixel.
-// With AVX-512, sixteen pixels at a time by gathers (cpu_avx512.h); with AVX2, eight by
-// broadcast loads and blends.  Both split the pixels into halves whose pairwise sums one
-// even / odd shuffle leaves in order: on a Sapphire Rapids class Xeon the former 4-pixel
-// vmovhps / vinsertf128 / vhaddps / vpermpd form spent its time on the shuffle port
-// (1x3x512x512, one thread: 0.79 ms; AVX2 now 0.71, AVX-512 0.55, with pass 1 in 512-bit
+// A row's two x-adjacent taps are one 8-byte load (4 bytes in float16).  Pixels of one
+// channel then take a multiply by the top-row weights, an fma with the bottom row, and one
+// pairwise add: out = fma(w10, c, w00 a) + fma(w11, d, w01 b), grid_sample_math.h's
+// bilinear_sum.  Weights come interleaved from pass 1: wt = (w00, w01) and wb = (w10, w11)
+// per pixel.  With AVX-512 (float32), sixteen pixels at a time by gathers (cpu_avx512.h);
+// with AVX2, eight by broadcast loads and blends (float16: the pairs of four pixels put
+// together in one vector and converted by F16C).  Both split the pixels into halves whose
+// pairwise sums one even / odd shuffle leaves in order: on a Sapphire Rapids class Xeon the
+// former 4-pixel vmovhps / vinsertf128 / vhaddps / vpermpd form spent its time on the shuffle
+// port (1x3x512x512, one thread: 0.79 ms; AVX2 now 0.71, AVX-512 0.55, with pass 1 in 512-bit
 // vectors).  On Zen 3, AVX2 gathers were slower than plain loads.
 #pragma once
 
 #include "isa.h"
 
 #include <stdint.h>
+#include <string.h>
+
+#include <type_traits>
 
 #include "grid_sample_math.h"
 
-#if defined(__AVX2__) && defined(__FMA__)
+#if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
 #include <immintrin.h>
 #define SK_CPU_AVX2 1
 #else
@@ -36,22 +40,23 @@ namespace sk {
 SK_ISA_BEGIN
 namespace cpu {
 
-// Pass-1 offsets below 0: the pixel has a tap outside (kRim: the per-pixel math decides), or
-// every tap outside, so that with zero padding it is 0 (kNoTaps; padding that moves
-// coordinates never produces it, as they then stay inside).
+// Pass-1 offsets below 0: the pixel has a tap outside (kRim: the per-pixel math decides, for
+// every channel), or every tap outside, so that with zero padding it is 0 (kNoTaps; padding
+// that moves coordinates never produces it, as they then stay inside).
 constexpr int32_t kRim = -1, kNoTaps = -2;
 
 // Hint that the line holding base[i] is read soon.  Any i will do: a prefetch never faults,
 // and the address is formed as an integer, so none outside the image is ever dereferenced.
 // Always inlined: GCC deems a function that only prefetches free of effects, and drops
 // calls to it.
-inline __attribute__((always_inline)) void prefetch_at(const float* base, int64_t i) {
-  __builtin_prefetch((const void*)((uintptr_t)base + (uintptr_t)(i * (int64_t)sizeof(float))));
+template <typename T>
+inline __attribute__((always_inline)) void prefetch_at(const T* base, int64_t i) {
+  __builtin_prefetch((const void*)((uintptr_t)base + (uintptr_t)(i * (int64_t)sizeof(T))));
 }
 
 // The lines of pixels first and last of a group, ahead elements on, in NC planes.
-template <int NC>
-inline __attribute__((always_inline)) void prefetch_group(const float* x, int64_t plane, const int32_t* off,
+template <int NC, typename T>
+inline __attribute__((always_inline)) void prefetch_group(const T* x, int64_t plane, const int32_t* off,
                                                           int first, int last, int64_t ahead) {
   if (ahead == 0) return;
   for (int64_t c = 0; c < NC; ++c) {
@@ -61,8 +66,10 @@ inline __attribute__((always_inline)) void prefetch_group(const float* x, int64_
 }
 
 // One interior pixel of one channel; p points at its top-left tap.
-inline float bilinear_one(const float* p, int64_t W, const float* wt, const float* wb) {
-  return bilinear_sum(wt[0], wt[1], wb[0], wb[1], p[0], p[1], p[W], p[W + 1]);
+template <typename T>
+inline T bilinear_one(const T* p, int64_t W, const float* wt, const float* wb) {
+  return from_float<T>(bilinear_sum(wt[0], wt[1], wb[0], wb[1], to_float(p[0]), to_float(p[1]), to_float(p[W]),
+                                    to_float(p[W + 1])));
 }
 
 #if SK_CPU_AVX2
@@ -74,6 +81,22 @@ inline __attribute__((always_inline)) __m256 pairs4(const float* q, int64_t a, i
   const __m256 ab = _mm256_blend_ps(pair(a), pair(b), 0x0C);
   const __m256 cd = _mm256_blend_ps(pair(c), pair(d), 0xC0);
   return _mm256_blend_ps(ab, cd, 0xF0);
+}
+
+// float16: the four 4-byte pairs side by side, converted together (the same lane order).
+inline __attribute__((always_inline)) __m256 pairs4(const half_t* q, int64_t a, int64_t b, int64_t c, int64_t d) {
+  auto pair = [&](int64_t o) {
+    int32_t v;
+    memcpy(&v, q + o, 4);
+    return v;
+  };
+  return _mm256_cvtph_ps(_mm_setr_epi32(pair(a), pair(b), pair(c), pair(d)));
+}
+
+// Eight values to the output, rounded to nearest even in float16 as from_float.
+inline __attribute__((always_inline)) void store8(float* y, __m256 v) { _mm256_storeu_ps(y, v); }
+inline __attribute__((always_inline)) void store8(half_t* y, __m256 v) {
+  _mm_storeu_si128((__m128i*)y, _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
 }
 
 // Eight interior pixels of one channel: plane p, first-tap offsets o[0..7].  Half a holds
@@ -94,9 +117,10 @@ inline __attribute__((always_inline)) Oct load_oct(const int32_t* off, const flo
   return q;
 }
 
-inline __attribute__((always_inline)) __m256 bilinear_oct(const float* p, int64_t W, const Oct& q) {
+template <typename T>
+inline __attribute__((always_inline)) __m256 bilinear_oct(const T* p, int64_t W, const Oct& q) {
   const int64_t* o = q.o;
-  const float* r = p + W;
+  const T* r = p + W;
   const __m256 a = _mm256_fmadd_ps(pairs4(r, o[0], o[1], o[4], o[5]), q.wba,
                                    _mm256_mul_ps(pairs4(p, o[0], o[1], o[4], o[5]), q.wta));
   const __m256 b = _mm256_fmadd_ps(pairs4(r, o[2], o[3], o[6], o[7]), q.wbb,
@@ -106,61 +130,68 @@ inline __attribute__((always_inline)) __m256 bilinear_oct(const float* p, int64_
 #endif
 
 // Pixels of one output row segment for NC channels (a compile-time count: unrolled); x / y
-// point at the first channel's plane and output segment.
-// Interior pixels (off >= 0) are computed here; rim(j) handles the others, for all channels,
+// point at the first channel's plane and output segment.  Interior pixels (off >= 0) are
+// computed here, and kNoTaps ones set to 0; rim(j) handles the kRim ones, for all channels,
 // when with_rim (the first channel block).  ahead (0: none): the offset from a tap to where
-// the same pixel's taps lie a few output rows on; those lines are prefetched (see cpu_fast.cpp).
-template <int NC, typename Rim>
-inline void bilinear_block(const float* x, int64_t plane, int64_t W, const int32_t* off, const float* wt,
-                           const float* wb, int len, float* y, int64_t ystride, int64_t ahead, bool with_rim,
+// the same pixel's taps lie a few output rows on; those lines are prefetched (cpu_fast.cpp).
+template <int NC, typename T, typename Rim>
+inline void bilinear_block(const T* x, int64_t plane, int64_t W, const int32_t* off, const float* wt,
+                           const float* wb, int len, T* y, int64_t ystride, int64_t ahead, bool with_rim,
                            const Rim& rim) {
   constexpr int64_t n = NC;
   auto one = [&](int k) {
     if (off[k] >= 0) {
       for (int64_t c = 0; c < n; ++c)
         y[c * ystride + k] = bilinear_one(x + c * plane + off[k], W, wt + 2 * k, wb + 2 * k);
+    } else if (off[k] == kNoTaps) {
+      for (int64_t c = 0; c < n; ++c) y[c * ystride + k] = from_float<T>(0.0f);
     } else if (with_rim) {
       rim(k);
     }
   };
   int j = 0;
 #if SK_CPU_AVX512
-  // Groups of sixteen.  One with other pixels (or past len) takes the masked route: kNoTaps
-  // pixels are stored as 0, kRim ones left to rim().
-  for (; j < len; j += 16) {
-    if (j + 16 <= len) {
-      const __m512i ov = _mm512_loadu_si512(off + j);
-      if (_mm512_movepi32_mask(ov) == 0) {
-        const Hex q = load_hex(off + j, wt + 2 * j, wb + 2 * j);
-        prefetch_group<NC>(x, plane, off, j, j + 15, ahead);
-        for (int64_t c = 0; c < n; ++c)
-          _mm512_storeu_ps(y + c * ystride + j, bilinear_hex<false>(x + c * plane, W, q));
-        continue;
+  if (std::is_same<T, float>::value) {  // float16 takes the AVX2 form below
+    // Groups of sixteen.  One with other pixels (or past len) takes the masked route: kNoTaps
+    // pixels are stored as 0, kRim ones left to rim().
+    const float* xf = (const float*)x;
+    float* yf = (float*)y;
+    for (; j < len; j += 16) {
+      if (j + 16 <= len) {
+        const __m512i ov = _mm512_loadu_si512(off + j);
+        if (_mm512_movepi32_mask(ov) == 0) {
+          const Hex q = load_hex(off + j, wt + 2 * j, wb + 2 * j);
+          prefetch_group<NC>(xf, plane, off, j, j + 15, ahead);
+          for (int64_t c = 0; c < n; ++c)
+            _mm512_storeu_ps(yf + c * ystride + j, bilinear_hex<false>(xf + c * plane, W, q));
+          continue;
+        }
       }
+      const __mmask16 live = len - j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (len - j)) - 1);
+      const __m512i ov = _mm512_maskz_loadu_epi32(live, off + j);
+      const __mmask16 in = _mm512_mask_cmpge_epi32_mask(live, ov, _mm512_setzero_si512());
+      const __mmask16 none = _mm512_mask_cmpeq_epi32_mask(live, ov, _mm512_set1_epi32(kNoTaps));
+      const Hex q = load_hex_masked(off + j, wt + 2 * j, wb + 2 * j, live, in);
+      for (int64_t c = 0; c < n; ++c) {
+        float* yc = yf + c * ystride + j;
+        _mm512_mask_storeu_ps(yc, in, bilinear_hex<true>(xf + c * plane, W, q));
+        _mm512_mask_storeu_ps(yc, none, _mm512_setzero_ps());
+      }
+      if (with_rim)
+        for (uint32_t m = (uint32_t)(live & ~in & ~none); m != 0; m &= m - 1) rim(j + __builtin_ctz(m));
     }
-    const __mmask16 live = len - j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (len - j)) - 1);
-    const __m512i ov = _mm512_maskz_loadu_epi32(live, off + j);
-    const __mmask16 in = _mm512_mask_cmpge_epi32_mask(live, ov, _mm512_setzero_si512());
-    const __mmask16 none = _mm512_mask_cmpeq_epi32_mask(live, ov, _mm512_set1_epi32(kNoTaps));
-    const Hex q = load_hex_masked(off + j, wt + 2 * j, wb + 2 * j, live, in);
-    for (int64_t c = 0; c < n; ++c) {
-      float* yc = y + c * ystride + j;
-      _mm512_mask_storeu_ps(yc, in, bilinear_hex<true>(x + c * plane, W, q));
-      _mm512_mask_storeu_ps(yc, none, _mm512_setzero_ps());
-    }
-    if (with_rim)
-      for (uint32_t m = (uint32_t)(live & ~in & ~none); m != 0; m &= m - 1) rim(j + __builtin_ctz(m));
   }
-#elif SK_CPU_AVX2
+#endif
+#if SK_CPU_AVX2
   for (; j + 8 <= len; j += 8) {
     const __m256i ov = _mm256_loadu_si256((const __m256i*)(off + j));
-    if (_mm256_movemask_ps(_mm256_castsi256_ps(ov)) != 0) {  // a rim pixel among them: one by one
+    if (_mm256_movemask_ps(_mm256_castsi256_ps(ov)) != 0) {  // not all interior: one by one
       for (int k = j; k < j + 8; ++k) one(k);
       continue;
     }
     const Oct q = load_oct(off + j, wt + 2 * j, wb + 2 * j);
     prefetch_group<NC>(x, plane, off, j, j + 7, ahead);
-    for (int64_t c = 0; c < n; ++c) _mm256_storeu_ps(y + c * ystride + j, bilinear_oct(x + c * plane, W, q));
+    for (int64_t c = 0; c < n; ++c) store8(y + c * ystride + j, bilinear_oct(x + c * plane, W, q));
   }
 #else
   for (; j + 8 <= len; j += 8) {
@@ -176,14 +207,14 @@ inline void bilinear_block(const float* x, int64_t plane, int64_t W, const int32
 // the TLB and L1 thrash; blocks of 4 missed L1 26% less than blocks of 8, in fewer
 // instructions).  x / y: channel 0's plane and output segment.  The block at channel 0 calls
 // rim(j).
-template <typename Rim>
-inline void bilinear_apply(const float* x, int64_t c_begin, int64_t c_end, int64_t plane, int64_t W,
-                           const int32_t* off, const float* wt, const float* wb, int len, float* y, int64_t ystride,
+template <typename T, typename Rim>
+inline void bilinear_apply(const T* x, int64_t c_begin, int64_t c_end, int64_t plane, int64_t W,
+                           const int32_t* off, const float* wt, const float* wb, int len, T* y, int64_t ystride,
                            int64_t ahead, const Rim& rim) {
   for (int64_t c0 = c_begin; c0 < c_end; c0 += 4) {
     const int64_t nc = c_end - c0 < 4 ? c_end - c0 : 4;
-    const float* xb = x + c0 * plane;
-    float* yb = y + c0 * ystride;
+    const T* xb = x + c0 * plane;
+    T* yb = y + c0 * ystride;
     const bool first = c0 == 0;
     switch (nc) {  // unrolled
       case 1: bilinear_block<1>(xb, plane, W, off, wt, wb, len, yb, ystride, ahead, first, rim); break;

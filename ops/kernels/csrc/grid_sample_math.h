@@ -126,9 +126,16 @@ SK_HD float affine_row3(const float* t, float bx, float by, float bz) {
 }
 
 // ---------------------------------------------------------------- coordinates
+// A non-finite normalised coordinate (NaN, +-Inf) is read as -1, as onnxruntime's GridSample
+// reads it: a fused model then gives what its unfused onnxruntime original gives, in every
+// mode and padding (torch's CPU kernels give NaN, 0 or an edge value depending on the mode,
+// and differ from its CUDA ones).  Finite coordinates are untouched.
+SK_HD float finite_or_minus_one(float g) { return fabsf(g) <= 3.402823466e+38f ? g : -1.0f; }
+
 // [-1, 1] -> pixel index space: corner centres (align_corners) or corner edges.
 // Both forms are computed and one selected: branch-free, so the CPU loops vectorise.
 SK_HD float unnormalize(float g, int64_t size, int align_corners) {
+  g = finite_or_minus_one(g);
   const float corners = ((g + 1.0f) / 2.0f) * (float)(size - 1);
   const float edges = ((g + 1.0f) * (float)size - 1.0f) / 2.0f;
   return align_corners ? corners : edges;
@@ -141,21 +148,44 @@ SK_HD float clip_coord(float c, int64_t size) {
   return c < hi ? c : hi;
 }
 
+// Below this distance from the reflection's low bound, reflect_fold gives fmodf's bits.
+constexpr float kFoldExact = 4194304.0f;  // 2^22
+
+// c reflected about lo with period 2 * span, for |c - lo| < kFoldExact and an integer span
+// >= 1: fmodf's remainder and the parity of floorf(a / span) without libm, so that the CPU
+// loops over it vectorise.  q = floorf(a / span) is the true quotient (a float just below
+// q * span is too far from it for a / span to round up to q), so a - q*span, exact by fma,
+// is fmodf's remainder; were q one above, that would be negative and adding span back exact,
+// which the select does (tests/kernels/test_reflect_fold.py checks the bits against fmodf).
+// The parity is q's own, as fmodf(floorf(a / span), 2) gives it; q / 2 is exact.
+SK_HD float reflect_fold(float c, float lo, float span) {
+  const float a = fabsf(c - lo);
+  const float q = floorf(a / span);
+  float extra = fmaf(-q, span, a);
+  extra = extra < 0.0f ? extra + span : extra;
+  const float half = q * 0.5f;
+  return (floorf(half) != half ? span - extra : extra) + lo;
+}
+
 // Reflect c into [twice_low/2, twice_high/2] (bounds doubled so half-integers stay exact).
+// Far away (never, in practice) the fold's quotient could be off by more than one: fmodf.
 SK_HD float reflect_coord(float c, int64_t twice_low, int64_t twice_high) {
   if (twice_low == twice_high) return 0.0f;
   const float lo = (float)twice_low / 2.0f;
   const float span = (float)(twice_high - twice_low) / 2.0f;
+  if (fabsf(c - lo) < kFoldExact) return reflect_fold(c, lo, span);
   c = fabsf(c - lo);
   const float extra = fmodf(c, span);
   const float flips = floorf(c / span);  // parity via fmodf: no int overflow for huge c
   return (fmodf(flips, 2.0f) == 0.0f) ? extra + lo : span - extra + lo;
 }
 
+// Pixel coordinates nearer the image than this fold exactly (|c - lo| < kFoldExact).
+constexpr float kNearCoord = 2097152.0f;  // 2^21
+
 // Coordinates are clamped to +-2^30 so they convert to int safely; NaN goes to -2^30.  Past
-// the clamp every tap is outside any image: a non-finite coordinate then samples nothing, as
-// in torch's CUDA kernels (safe_downgrade_to_int_range; torch's CPU bilinear gives NaN
-// there).  Bicubic weights are not clamped, so there a NaN coordinate gives NaN, as in torch.
+// the clamp every tap is outside any image, so a huge coordinate samples nothing, as in
+// torch's CUDA kernels (safe_downgrade_to_int_range).  Bicubic weights are not clamped.
 SK_HD float safe_coord(float c) {
   const float big = 1073741824.0f;
   c = c > -big ? c : -big;
@@ -172,6 +202,18 @@ SK_HD float pad_coord(float c, int64_t size, int align_corners) {
     c = clip_coord(c, size);
   }
   return safe_coord(c);
+}
+
+// pad_coord for the CPU's vector loops, where |c| < kNearCoord: the same bits without
+// branches.  Without safe_coord, which changes no coordinate that lands inside the image,
+// the only ones callers convert to int.  A reflection of size 0 (one sample, align_corners)
+// folds to NaN, which the clip makes 0, as reflect_coord's early return.
+template <int PAD>
+SK_HD float pad_near(float c, int64_t size, int align_corners) {
+  if (PAD == kBorder) return clip_coord(c, size);
+  if (PAD != kReflection) return c;
+  if (align_corners) return clip_coord(reflect_fold(c, 0.0f, (float)(size - 1)), size);
+  return clip_coord(reflect_fold(c, -0.5f, (float)size), size);
 }
 
 // Grid coordinate -> padded source coordinate (bilinear, nearest).

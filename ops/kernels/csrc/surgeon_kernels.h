@@ -9,12 +9,20 @@
  * Semantics: torch's F.affine_grid / F.grid_sample.  Coordinates are computed in float32 in
  * torch's unfused CPU evaluation order, so floor() and nearest ties land where torch's do
  * (torch's BLAS path for large grids may fuse multiply-adds and differ by an ulp); float16
- * data is read and written as float16 and every computation runs in float32.  The arithmetic lives once, in grid_sample_math.h, with a
- * fixed operation order (no compiler contraction; explicit fmaf), so the CPU and CUDA
- * libraries compute the same bits; each CUDA thread runs locations.h, which the CPU build
- * runs too when its fast paths are off (a testing hook, below).  Non-finite grid
- * coordinates sample nothing (0 with zero padding; bicubic gives NaN), as torch's CUDA
- * kernels do.
+ * data is read and written as float16 and every computation runs in float32.  The arithmetic
+ * lives once, in grid_sample_math.h, with a fixed operation order (no compiler contraction;
+ * explicit fmaf), so the CPU and CUDA libraries compute the same bits; each CUDA thread runs locations.h, which the CPU build
+ * runs too when its fast paths are off (a testing hook, below).
+ *
+ * Non-finite coordinates (decided): a NaN or infinite normalised grid coordinate, whether it
+ * comes from an explicit grid or from theta (NaN or infinite entries, or an overflow), is
+ * replaced by -1 before it is unnormalised, in every mode and padding, on the CPU and CUDA
+ * alike (grid_sample_math.h's unnormalize; the numpy oracle does the same).  onnxruntime's
+ * GridSample samples any non-finite coordinate as if it were -1, so a fused model gives what
+ * its unfused onnxruntime original gives; torch's CPU kernels give NaN, 0 or an edge value
+ * depending on mode and padding, and differ from its CUDA ones.  Finite coordinates, and NaN
+ * or infinite values in x, are sampled as torch does; a finite coordinate too large for the
+ * image samples nothing with zero padding, as in torch's CUDA kernels.
  *
  * Layout: every tensor is dense and row-major (C-contiguous), of one element type `dtype`:
  *   x      [N, C, H_in, W_in]            or [N, C, D_in, H_in, W_in]

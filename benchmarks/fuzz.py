@@ -1,0 +1,465 @@
+"""Mutation fuzzer: mutate the sample models structurally, fuse each mutant, and compare the
+fused model with the mutant in onnxruntime (custom nodes on the reference kernels, through
+``surgeon.validate``). Prints one summary line; silent wrong results are counted apart from
+crashes and hangs, and every finding is saved with its reproducer.
+
+Mutations (one to three per mutant): swap a node's inputs, change an input's dims or a shape
+constant, change a dtype, insert an element-wise op on the grid path (grid or theta side),
+duplicate or drop a node, corrupt an attribute. Case ``i`` of seed ``s`` is generated from
+``(s, i)`` alone, so ``--replay s:i`` rebuilds it exactly.
+
+    python benchmarks/fuzz.py [--minutes 30] [--seed 0] [--jobs 1] [--timeout 60] [--out fuzz-findings]
+    python benchmarks/fuzz.py --replay 0:123
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import resource
+import time
+import traceback
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+SAMPLES = Path(__file__).resolve().parent.parent / "samples" / "models"
+GRID_OPS = {"GridSample", "grid_sampler", "ATen", "FusedGridSample"}
+ELEMENTWISE = ["Add", "Sub", "Mul", "Div", "Neg", "Abs", "Relu", "Tanh", "Sigmoid", "Floor", "Clip", "Pow"]
+ENUMS = [("bilinear", "nearest", "bicubic", "linear", "cubic"), ("zeros", "border", "reflection")]
+MEMORY_LIMIT = 6 << 30  # a worker that needs more is a crash, not the machine's problem
+
+
+# Mutations ----------------------------------------------------------------------------------
+
+def _fresh(model: onnx.ModelProto, hint: str) -> str:
+    used = {v for n in model.graph.node for v in (*n.input, *n.output, n.name)}
+    used |= {i.name for i in model.graph.input} | {t.name for t in model.graph.initializer}
+    k = 0
+    while f"{hint}_{k}" in used:
+        k += 1
+    return f"{hint}_{k}"
+
+
+def _consumers(model, value):
+    return [(n, i) for n in model.graph.node for i, v in enumerate(n.input) if v == value]
+
+
+def _grid_path(model) -> list[str]:
+    """Values the grid of some sampler is computed from (its backward slice, inputs included)."""
+    producer = {o: n for n in model.graph.node for o in n.output}
+    stack = [n.input[1] for n in model.graph.node if n.op_type in GRID_OPS and len(n.input) > 1]
+    seen: list[str] = []
+    while stack:
+        value = stack.pop()
+        if not value or value in seen:
+            continue
+        seen.append(value)
+        node = producer.get(value)
+        if node is not None:
+            stack.extend(node.input)
+    return [v for v in seen if _consumers(model, v)]
+
+
+def _elem_type(model, value) -> int:
+    for vi in (*model.graph.input, *model.graph.value_info, *model.graph.output):
+        if vi.name == value:
+            return vi.type.tensor_type.elem_type
+    for t in model.graph.initializer:
+        if t.name == value:
+            return t.data_type
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model)
+        for vi in inferred.graph.value_info:
+            if vi.name == value:
+                return vi.type.tensor_type.elem_type
+    except Exception:
+        pass
+    return TensorProto.FLOAT
+
+
+def swap_inputs(model, rng):
+    nodes = [n for n in model.graph.node if len([v for v in n.input if v]) >= 2]
+    if not nodes:
+        return None
+    node = nodes[rng.integers(len(nodes))]
+    i, j = rng.choice([k for k, v in enumerate(node.input) if v], 2, replace=False)
+    node.input[i], node.input[j] = node.input[j], node.input[i]
+    return f"swap inputs {i},{j} of {node.op_type} {node.name or node.output[0]}"
+
+
+def change_dims(model, rng):
+    shapes = [t for t in model.graph.initializer if t.data_type == TensorProto.INT64 and 0 < np.prod(t.dims) <= 8]
+    dims = [(vi, d) for vi in model.graph.input for d in vi.type.tensor_type.shape.dim if d.HasField("dim_value")]
+    if shapes and (not dims or rng.random() < 0.5):
+        tensor = shapes[rng.integers(len(shapes))]
+        value = numpy_helper.to_array(tensor).copy().reshape(-1)
+        k = rng.integers(value.size)
+        value[k] = int(rng.choice([value[k] + 1, max(1, value[k] - 1), value[k] * 2, 1, -1]))
+        tensor.CopyFrom(numpy_helper.from_array(value.reshape(numpy_helper.to_array(tensor).shape), tensor.name))
+        return f"shape constant {tensor.name}[{k}] -> {value[k]}"
+    if not dims:
+        return None
+    vi, dim = dims[rng.integers(len(dims))]
+    dim.dim_value = int(rng.choice([1, 2, 3, 5, dim.dim_value + 1, dim.dim_value * 2]))
+    return f"input {vi.name} dim -> {dim.dim_value}"
+
+
+def change_dtype(model, rng):
+    casts = [n for n in model.graph.node if n.op_type == "Cast"]
+    if casts and rng.random() < 0.5:
+        node = casts[rng.integers(len(casts))]
+        to = int(rng.choice([TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.FLOAT16, TensorProto.INT64]))
+        for a in node.attribute:
+            if a.name == "to":
+                a.i = to
+        return f"Cast {node.name or node.output[0]} to {TensorProto.DataType.Name(to)}"
+    floats = [vi for vi in model.graph.input if vi.type.tensor_type.elem_type == TensorProto.FLOAT]
+    if not floats:
+        return None
+    vi = floats[rng.integers(len(floats))]
+    vi.type.tensor_type.elem_type = int(rng.choice([TensorProto.DOUBLE, TensorProto.FLOAT16]))
+    return f"input {vi.name} dtype -> {TensorProto.DataType.Name(vi.type.tensor_type.elem_type)}"
+
+
+def insert_elementwise(model, rng):
+    path = _grid_path(model)
+    if not path:
+        return None
+    value = path[rng.integers(len(path))]
+    op = ELEMENTWISE[rng.integers(len(ELEMENTWISE))]
+    elem = _elem_type(model, value)
+    out = _fresh(model, "fuzz")
+    inputs = [value]
+    if op in ("Add", "Sub", "Mul", "Div", "Pow", "Clip"):
+        scalar = float(rng.choice([0.0, 1.0, 2.0, -1.0, 0.5, 1e-3, float(rng.normal())]))
+        dtype = helper.tensor_dtype_to_np_dtype(elem) if elem else np.float32
+        names = [_fresh(model, "fuzz_c") + str(k) for k in range(2 if op == "Clip" else 1)]
+        for k, name in enumerate(names):
+            bound = -abs(scalar) if op == "Clip" and k == 0 else abs(scalar) if op == "Clip" else scalar
+            model.graph.initializer.append(numpy_helper.from_array(np.array(bound, dtype=dtype), name))
+        inputs += names
+    readers = _consumers(model, value)
+    model.graph.node.append(helper.make_node(op, inputs, [out]))
+    for node, i in readers if rng.random() < 0.7 else readers[:1]:
+        node.input[i] = out
+    _reorder(model)
+    return f"insert {op} after {value}"
+
+
+def duplicate_node(model, rng):
+    nodes = [n for n in model.graph.node if n.output and _consumers(model, n.output[0])]
+    if not nodes:
+        return None
+    node = nodes[rng.integers(len(nodes))]
+    clone = onnx.NodeProto()
+    clone.CopyFrom(node)
+    clone.name = _fresh(model, "dup")
+    rename = {o: _fresh(model, f"dup_{k}") for k, o in enumerate(node.output) if o}
+    clone.output[:] = [rename.get(o, o) for o in node.output]
+    model.graph.node.append(clone)
+    readers = _consumers(model, node.output[0])
+    reader, i = readers[rng.integers(len(readers))]
+    reader.input[i] = rename[node.output[0]]
+    _reorder(model)
+    return f"duplicate {node.op_type} {node.name or node.output[0]}"
+
+
+def drop_node(model, rng):
+    outputs = {o.name for o in model.graph.output}
+    nodes = [n for n in model.graph.node if len(n.output) == 1 and n.input and n.input[0]
+             and n.output[0] not in outputs]
+    if not nodes:
+        return None
+    node = nodes[rng.integers(len(nodes))]
+    for reader, i in _consumers(model, node.output[0]):
+        reader.input[i] = node.input[0]
+    model.graph.node.remove(node)
+    return f"drop {node.op_type} {node.name or node.output[0]}"
+
+
+def corrupt_attribute(model, rng):
+    attrs = [(n, a) for n in model.graph.node for a in n.attribute
+             if a.type in (onnx.AttributeProto.INT, onnx.AttributeProto.INTS, onnx.AttributeProto.STRING,
+                           onnx.AttributeProto.FLOAT)]
+    if not attrs:
+        return None
+    node, attr = attrs[rng.integers(len(attrs))]
+    if attr.type == onnx.AttributeProto.INT:
+        attr.i = int(rng.choice([1 - attr.i if attr.i in (0, 1) else attr.i + 1, attr.i - 1, -1, 2]))
+        value = attr.i
+    elif attr.type == onnx.AttributeProto.INTS and len(attr.ints):
+        ints = list(attr.ints)
+        ints = list(rng.permutation(ints)) if rng.random() < 0.5 else [v + int(rng.choice([-1, 1])) for v in ints]
+        attr.ints[:] = [int(v) for v in ints]
+        value = list(attr.ints)
+    elif attr.type == onnx.AttributeProto.FLOAT:
+        attr.f = float(attr.f * rng.choice([0.5, 2.0, -1.0]) + rng.choice([0.0, 0.1]))
+        value = attr.f
+    else:
+        family = next((f for f in ENUMS if attr.s.decode(errors="replace") in f), None)
+        choices = [s for s in (family or ("", "bogus")) if s != attr.s.decode(errors="replace")]
+        attr.s = choices[rng.integers(len(choices))].encode()
+        value = attr.s.decode()
+    return f"attribute {node.op_type}.{attr.name} -> {value}"
+
+
+MUTATIONS = [swap_inputs, change_dims, change_dtype, insert_elementwise, insert_elementwise, duplicate_node,
+             drop_node, corrupt_attribute]
+
+
+def _reorder(model) -> None:
+    """Nodes in topological order again after an insertion."""
+    graph, ordered = model.graph, []
+    done = {i.name for i in graph.input} | {t.name for t in graph.initializer}
+    pending = list(graph.node)
+    done.add("")
+    while pending:
+        ready = [n for n in pending if all(v in done for v in n.input)]
+        if not ready:  # a cycle or an outer value: leave the rest as they were
+            ordered += pending
+            break
+        for n in ready:
+            ordered.append(n)
+            done.update(n.output)
+            pending.remove(n)
+    copies = [onnx.NodeProto() for _ in ordered]
+    for c, n in zip(copies, ordered):
+        c.CopyFrom(n)
+    del graph.node[:]
+    graph.node.extend(copies)
+
+
+def make_case(seed: int, index: int, samples: list[str]):
+    """The mutant of case ``(seed, index)``: (sample name, mutant, mutations applied)."""
+    rng = np.random.default_rng([seed, index])
+    name = samples[rng.integers(len(samples))]
+    model = onnx.load(SAMPLES / name)
+    done = []
+    for _ in range(int(rng.integers(1, 4))):
+        mutate = MUTATIONS[rng.integers(len(MUTATIONS))]
+        try:
+            what = mutate(model, rng)
+        except Exception as exc:  # a mutation that does not apply here
+            what = f"{mutate.__name__} skipped ({type(exc).__name__})"
+        if what:
+            done.append(what)
+    return name, model, done
+
+
+# Running one case -------------------------------------------------------------------------
+
+def run_case(seed: int, index: int, samples: list[str], manifest: dict) -> dict:
+    """Fuse and compare one mutant; returns its verdict (the worker's whole job)."""
+    import surgeon
+    from surgeon.errors import SurgeonError
+    from surgeon.plugins import resolve
+    from surgeon.runtime.draws import input_drawers
+    from surgeon.runtime.inputs import random_inputs
+
+    name, mutant, mutations = make_case(seed, index, samples)
+    verdict = {"case": f"{seed}:{index}", "sample": name, "mutations": mutations}
+    declared = {vi.name for vi in mutant.graph.input}
+    shapes = {k: v for k, v in manifest.get(name, {}).get("inputs", {}).items() if k in declared}
+    try:
+        result = surgeon.fuse(mutant, input_shapes=None)
+    except SurgeonError as exc:
+        return {**verdict, "kind": "refused", "detail": str(exc)}
+    except Exception as exc:
+        return {**verdict, "kind": "crash", "detail": "".join(traceback.format_exception(exc))[-2000:]}
+    raised = [r.reason for r in result.report.refusals if " raised " in r.reason]
+    if raised:  # a pattern's exception, turned into a near miss: no user sees it, but it is a bug
+        verdict["raised"] = raised[0]
+    if not result.report.rewrites:
+        return {**verdict, "kind": "unchanged"}
+    verdict["rewrites"] = len(result.report.rewrites)
+    try:  # the inputs validate would draw (the fused model's drawers), given to both models
+        feeds, _ = random_inputs(mutant, _fixed(mutant, shapes), drawers=input_drawers(result.model, resolve(None)))
+        surgeon.run(mutant, feeds)
+    except SurgeonError as exc:
+        return {**verdict, "kind": "invalid", "detail": str(exc)}  # the mutant itself does not run
+    except Exception as exc:
+        return {**verdict, "kind": "invalid", "detail": f"{type(exc).__name__}: {exc}"}
+    outcome = {}
+    for engine in ("reference", "auto"):  # the reference kernels first; the op library says whose bug
+        try:
+            report = surgeon.validate(mutant, result.model, feeds, max_mismatch=1e-3, engine=engine)
+            failures = report.failures()
+            outcome[engine] = None if report.passed else (failures[0] if failures else "nothing compared")
+        except SurgeonError as exc:
+            outcome[engine] = str(exc)
+        except Exception as exc:
+            return {**verdict, "kind": "crash", "detail": "".join(traceback.format_exception(exc))[-2000:]}
+        if outcome[engine] is None:
+            break
+    if outcome["reference"] is None:
+        return {**verdict, "kind": "fused"}
+    detail = f"engine reference: {outcome['reference']}; engine auto: {outcome.get('auto') or 'passed'}"
+    if all(_runtime_failure(text) for text in outcome.values() if text):
+        kind = "engine" if outcome.get("auto") is None else "broken"  # runs in one engine, not the other
+    else:
+        kind = "wrong"
+    return {**verdict, "kind": kind, "detail": detail}
+
+
+def _runtime_failure(text: str) -> bool:
+    """The fused model did not run (as opposed to running and computing something else)."""
+    return any(s in text for s in ("onnxruntime failed", "onnxruntime cannot", "kernel for", "failed:"))
+
+
+def _fixed(model, shapes: dict) -> dict:
+    """Manifest dims for the inputs whose dims are not fixed in the model."""
+    out = {}
+    for vi in model.graph.input:
+        dims = vi.type.tensor_type.shape.dim
+        if vi.name in shapes and len(shapes[vi.name]) == len(dims) and any(not d.HasField("dim_value") for d in dims):
+            out[vi.name] = [d.dim_value if d.HasField("dim_value") else s for d, s in zip(dims, shapes[vi.name])]
+    return out
+
+
+def warm_up() -> None:
+    """Import everything and build the kernels before the first case is timed."""
+    import surgeon
+
+    sample = SAMPLES / "stn_ts_opset20_2d.onnx"
+    surgeon.validate(sample, surgeon.fuse(sample).model, engine="reference")
+
+
+def worker(conn, samples, manifest) -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+    try:
+        warm_up()
+    except Exception as exc:
+        conn.send({"kind": "crash", "case": "warm-up", "detail": f"{type(exc).__name__}: {exc}"})
+    conn.send("ready")
+    while True:
+        job = conn.recv()
+        if job is None:
+            return
+        try:
+            conn.send(run_case(*job, samples, manifest))
+        except BaseException as exc:  # MemoryError and the like: still a verdict
+            conn.send({"case": f"{job[0]}:{job[1]}", "kind": "crash", "detail": f"{type(exc).__name__}: {exc}"})
+
+
+class Worker:
+    """One worker process; killed and replaced when a case hangs or kills it. A case is timed
+    from when it is handed to a warmed-up worker."""
+
+    STARTUP = 900.0  # seconds a new worker may take to import and build the kernels
+
+    def __init__(self, samples, manifest):
+        self.args = (samples, manifest)
+        self.start()
+
+    def start(self):
+        self.conn, child = mp.Pipe()
+        self.proc = mp.get_context("spawn").Process(target=worker, args=(child, *self.args), daemon=True)
+        self.proc.start()
+        self.job, self.ready, self.since = None, False, time.monotonic()
+
+    @property
+    def idle(self) -> bool:
+        return self.ready and self.job is None
+
+    def submit(self, job):
+        self.job, self.since = job, time.monotonic()
+        self.conn.send(job)
+
+    def poll(self, timeout: float) -> dict | None:
+        case = f"{self.job[0]}:{self.job[1]}" if self.job else "warm-up"
+        try:
+            if self.conn.poll(0.05):
+                message = self.conn.recv()
+                if message == "ready":
+                    self.ready = True
+                    return None
+                if self.job is not None:
+                    self.job = None
+                return message
+        except (EOFError, OSError):
+            pass
+        if self.job is None and self.ready:
+            return None
+        if not self.proc.is_alive():
+            verdict = {"case": case, "kind": "crash", "detail": f"worker died (exit {self.proc.exitcode})"}
+        elif time.monotonic() - self.since > (timeout if self.ready else self.STARTUP):
+            verdict = {"case": case, "kind": "hang", "detail": f"no verdict in {timeout:.0f} s"}
+            self.proc.kill()
+        else:
+            return None
+        self.proc.join()
+        self.start()
+        return verdict
+
+
+# The campaign -----------------------------------------------------------------------------
+
+def save_finding(out: Path, verdict: dict, samples: list[str]) -> None:
+    """The mutant as a file, and a line with its verdict and how to replay it."""
+    out.mkdir(parents=True, exist_ok=True)
+    entry = dict(verdict)
+    if ":" in verdict["case"]:
+        seed, index = map(int, verdict["case"].split(":"))
+        name, mutant, mutations = make_case(seed, index, samples)
+        path = out / f"{verdict['kind'] if verdict['kind'] != 'fused' else 'raised'}-{seed}-{index}.onnx"
+        onnx.save(mutant, path)
+        entry.update(sample=name, mutations=mutations, model=str(path),
+                     reproduce=f"python benchmarks/fuzz.py --replay {seed}:{index}")
+    with open(out / "findings.jsonl", "a") as f:
+        f.write(json.dumps(entry) + "\n")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--minutes", type=float, default=30.0)
+    parser.add_argument("--cases", type=int, default=None, help="stop after this many cases")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--timeout", type=float, default=60.0, help="seconds before a case counts as a hang")
+    parser.add_argument("--out", default="fuzz-findings", help="where findings and their models go")
+    parser.add_argument("--replay", metavar="SEED:INDEX", help="run one case here and print its verdict")
+    args = parser.parse_args()
+    samples = sorted(p.name for p in SAMPLES.glob("*.onnx"))
+    manifest = json.loads((SAMPLES / "manifest.json").read_text())
+    if args.replay:
+        seed, index = map(int, args.replay.split(":"))
+        print(json.dumps(run_case(seed, index, samples, manifest), indent=1))
+        return
+    workers = [Worker(samples, manifest) for _ in range(args.jobs)]
+    counts, start, index = Counter(), time.monotonic(), 0
+    deadline = start + args.minutes * 60
+    bad = ("crash", "hang", "wrong", "broken", "engine")
+    more = lambda: time.monotonic() < deadline and (args.cases is None or index < args.cases)  # noqa: E731
+    while True:
+        for w in workers:
+            if w.idle and more():
+                w.submit((args.seed, index))
+                index += 1
+            verdict = w.poll(args.timeout)
+            if verdict is not None:
+                counts[verdict["kind"]] += 1
+                counts["rewrites"] += verdict.get("rewrites", 0)
+                counts["raised"] += "raised" in verdict
+                if verdict["kind"] in bad or "raised" in verdict:
+                    save_finding(Path(args.out), verdict, samples)
+        if not more() and all(w.job is None for w in workers):
+            break
+    for w in workers:
+        w.conn.send(None)
+    total = sum(counts[k] for k in ("fused", "unchanged", "refused", "invalid", *bad))
+    print(f"fuzz: {total} mutants in {(time.monotonic() - start) / 60:.1f} min (seed {args.seed}): "
+          f"{counts['fused']} fused and equal ({counts['rewrites']} rewrites), {counts['unchanged']} unchanged, "
+          f"{counts['refused']} refused cleanly, {counts['invalid']} fused but not runnable as mutated; "
+          f"silent wrong results {counts['wrong']} (+{counts['broken']} fused models that do not run), "
+          f"crashes {counts['crash']}, hangs {counts['hang']}; reference-engine failures {counts['engine']}, "
+          f"pattern exceptions {counts['raised']}" + (f"; findings in {args.out}/findings.jsonl"
+                                                      if any(counts[k] for k in (*bad, "raised")) else ""))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,44 @@
+"""One line on stderr, in a real process too: onnxruntime logs straight to the file descriptor
+(with colour codes), which an in-process runner cannot see."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from onnx import helper
+
+from .harness import check, invoke
+from .models import H, W, base_model, write
+
+
+def _bogus_mode(folder):
+    model = base_model()
+    model.graph.node[2].attribute.append(helper.make_attribute("mode", "bogus"))  # onnxruntime refuses it
+    return write(model, folder / "bogus.onnx")
+
+
+def test_onnxruntime_failure_is_one_line_in_a_real_process(tmp_path):
+    model = _bogus_mode(tmp_path)
+    np.savez(tmp_path / "feeds.npz", x=np.zeros((1, 1, H, W), np.float32), theta=np.zeros((1, 2, 3), np.float32))
+    done = subprocess.run([sys.executable, "-m", "surgeon", "run", str(model), "--inputs", str(tmp_path / "feeds.npz")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "bogus" in lines[0], done.stderr
+    assert "\x1b" not in done.stderr and "onnxruntime_src" not in lines[0]
+
+
+@pytest.mark.xfail(strict=True, reason="run/validate print their input notes before running, so a failure "
+                                       "while running follows them: cli/feeds.py should print them after")
+def test_notes_then_error(tmp_path, capfd):
+    outcome = invoke(["run", _bogus_mode(tmp_path)], capfd)
+    assert outcome.code == 1 and len(outcome.stderr) == 1, outcome.describe()
+
+
+def test_error_line_escapes_control_characters(tmp_path, capfd):
+    path = write(b"junk", tmp_path / "a\r\nb\x1b[2Jc.onnx")
+    outcome = invoke(["inspect", path], capfd)
+    check(outcome, 1, "a\\r\\nb\\x1b[2J")
