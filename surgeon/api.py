@@ -17,7 +17,7 @@ from onnx import ModelProto
 from . import graphsurgeon, progress
 from .errors import SurgeonError
 from .functions import attach_functions
-from .modelio import LoadedModel, input_files, load_model_proto, save_model
+from .modelio import input_files, load_copy, load_model_proto, save_model
 from .plugins import resolve
 from .rewrite.driver import Driver
 from .rewrite.report import Report
@@ -92,7 +92,7 @@ def fuse_model(model, output=None, *, plugins=None, target=None, options=None, i
     source = graphsurgeon.as_model(model)
     name = os.fspath(source) if isinstance(source, (str, os.PathLike)) else ""
     with progress.working(f"loading {os.path.basename(name) or 'the model'}"):
-        loaded = _loaded(source)
+        loaded = load_copy(source)
     if input_shapes:
         apply_input_shapes(loaded.proto, input_shapes)
     opts = dict(options or {})
@@ -170,11 +170,3 @@ def run(model, feeds: Mapping[str, np.ndarray] | None = None, *, plugins=None, d
     values of the top-level graph as well as graph outputs."""
     return run_model(graphsurgeon.as_model(model), resolve(plugins), feeds, device, outputs, input_shapes=input_shapes, seed=seed,
                      max_bytes=max_bytes)
-
-
-def _loaded(model) -> LoadedModel:
-    if isinstance(model, ModelProto):
-        copy = ModelProto()
-        copy.CopyFrom(model)  # the caller's model is never modified
-        return load_model_proto(copy)
-    return load_model_proto(model)

@@ -183,6 +183,15 @@ def load_model_proto(model: ModelProto | LoadedModel | str | os.PathLike) -> Loa
     return load_model(model)
 
 
+def load_copy(model: ModelProto | LoadedModel | str | os.PathLike) -> LoadedModel:
+    """As ``load_model_proto``, on a copy of a ModelProto: the caller's model is never modified."""
+    if isinstance(model, ModelProto):
+        copy = ModelProto()
+        copy.CopyFrom(model)
+        model = copy
+    return load_model_proto(model)
+
+
 def check_graph(model: ModelProto | bytes, label: str = "model") -> None:
     """onnx.checker on the graph structure, without copying the weights: give it the skeleton
     (``skeleton_model``; its bytes spare a copy). The checker serialises what it is given: for

@@ -18,7 +18,7 @@ from onnx import ModelProto
 from . import graphsurgeon
 from .errors import SurgeonError
 from .graph import Node
-from .modelio import LoadedModel, load_model_proto, save_model
+from .modelio import load_copy, save_model
 from .opsets import convert, default_opset, drop_unused
 from .plugins import Origin, Plugin, PluginSet, resolve
 from .rewrite.driver import Driver
@@ -106,7 +106,7 @@ def unfuse(model, output: str | os.PathLike | None = None, *, opset: int | None 
     ``model`` is a path, ModelProto or graphsurgeon Graph (never modified). With ``output``,
     the result is written atomically."""
     plugins = resolve(plugins)
-    loaded = _loaded(graphsurgeon.as_model(model))
+    loaded = load_copy(graphsurgeon.as_model(model))
     proto = loaded.proto
     have = default_opset(proto)
     target = opset if opset is not None else have
@@ -129,11 +129,3 @@ def unfuse(model, output: str | os.PathLike | None = None, *, opset: int | None 
     if output is not None:
         save_model(loaded, output)
     return UnfuseResult(proto, report, target, list(plugins.warnings))
-
-
-def _loaded(model) -> LoadedModel:
-    if isinstance(model, ModelProto):
-        copy = ModelProto()
-        copy.CopyFrom(model)  # the caller's model is never modified
-        return load_model_proto(copy)
-    return load_model_proto(model)

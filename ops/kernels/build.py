@@ -13,7 +13,8 @@ archive of the same objects (:func:`build_cpu_archive`, :func:`build_cuda_archiv
 engine plugins link (surgeon_ops.ort).
 
 Extra C++ flags: ``$SURGEON_CXXFLAGS`` (part of the hash).
-Cache: ``$SURGEON_CACHE_DIR/kernels/<hash>/`` (default ``~/.cache/surgeon/kernels/<hash>/``).
+Cache: ``$SURGEON_CACHE_DIR/kernels/<hash>/`` (default ``~/.cache/surgeon/kernels/<hash>/``; an
+unusable folder falls back to a private temp folder, see cache.py).
 The hash covers the sources (this file's included), the compiler's identity and version, and
 the flags; not the processor, since the build no longer depends on it.  A build compiles into a
 temporary folder beside the target, says so in one line on stderr, and renames its outputs into
@@ -31,6 +32,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from .cache import cache_root
 
 CSRC = Path(__file__).resolve().parent / "csrc"
 
@@ -79,11 +82,6 @@ CUDA_ARCHIVE = "libsurgeon_kernels_cuda.a"
 
 class KernelBuildError(RuntimeError):
     """A library could not be built (no compiler, or it failed); the message is one line."""
-
-
-def cache_root() -> Path:
-    root = os.environ.get("SURGEON_CACHE_DIR")
-    return Path(root).expanduser() if root else Path.home() / ".cache" / "surgeon"
 
 
 def cache_dir() -> Path:

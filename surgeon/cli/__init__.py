@@ -20,6 +20,9 @@ class _Group(click.Group):
         except SurgeonError as exc:
             _error(str(exc))
             ctx.exit(1)
+        except BrokenPipeError:  # `surgeon ... | head`: the reader left; nothing to say
+            _quiet_stdout()
+            ctx.exit(1)
         except KeyboardInterrupt:
             _error("interrupted")
             ctx.exit(1)
@@ -32,6 +35,12 @@ class _Group(click.Group):
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
             _error(f"internal error: {type(exc).__name__}: {first} (SURGEON_DEBUG=1 shows a traceback)")
             ctx.exit(1)
+
+
+def _quiet_stdout() -> None:
+    # Point stdout at /dev/null so the interpreter's final flush does not fail a second time.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
 
 
 def _error(message: str) -> None:

@@ -19,12 +19,16 @@ def feed_options(f):
 
 
 def gather_feeds(model, input_specs, inputs_npz, input_shapes: dict, seed, max_memory, drawers=None):
-    """Feeds for ``model`` from the options; says on stderr what was made up."""
+    """Feeds for ``model`` from the options, and notes saying what was made up: the caller
+    prints them (``say_notes``) once the run has worked, so an error stays the only line."""
     from ..runtime.feedfiles import complete_feeds, gib, read_feed_files
 
     max_bytes = gib(max_memory)
     given = read_feed_files(input_specs, inputs_npz, max_bytes)
     feeds, sources, notes = complete_feeds(model, given, input_shapes, seed, max_bytes, drawers)
+    return feeds, sources, max_bytes, notes
+
+
+def say_notes(notes) -> None:
     for note in notes:
         click.echo(f"note: {note}", err=True)
-    return feeds, sources, max_bytes

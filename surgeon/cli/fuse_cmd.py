@@ -4,7 +4,7 @@ import click
 
 from .. import api
 from . import cli, warn
-from .feeds import feed_options, gather_feeds
+from .feeds import feed_options, gather_feeds, say_notes
 from .options import (html_option, parse_shapes, plugin_options, plugin_set, quiet_option, report_option,
                       shape_options, write_report)
 
@@ -43,11 +43,11 @@ def fuse(input_path, output_path, only, skip, plugins, prefer, input_shapes, tar
       surgeon fuse big.onnx big.fused.onnx --input-shape x:1,3,512,512 --external-data
     """
     shapes = parse_shapes(input_shapes)
-    check = False
+    check, notes = False, []
     if validate and not dry_run:
         feeds = None
         if input_specs or inputs_npz:
-            feeds, _, _ = gather_feeds(input_path, input_specs, inputs_npz, shapes, seed, max_memory)
+            feeds, _, _, notes = gather_feeds(input_path, input_specs, inputs_npz, shapes, seed, max_memory)
         check = api.ValidateOptions(atol, rtol, max_mismatch, seed, feeds)
     with_model = report_path not in (None, "-") and not dry_run  # the model and its report: both or neither
     chosen = plugin_set(plugins, only, skip, prefer)
@@ -55,6 +55,7 @@ def fuse(input_path, output_path, only, skip, plugins, prefer, input_shapes, tar
                             input_shapes=shapes, validate=check, external_data=external_data,
                             keep_model=False, dry_run=dry_run, functions=functions,
                             report_path=report_path if with_model else None, html_path=html_path, force=force)
+    say_notes(notes)
     to_stdout = report_path == "-"  # then stdout holds the JSON alone
     if not to_stdout:
         click.echo(result.report.summary())

@@ -4,7 +4,7 @@ import click
 import numpy as np
 
 from . import cli
-from .feeds import feed_options, gather_feeds
+from .feeds import feed_options, gather_feeds, say_notes
 from .options import parse_shapes, plugin_options, plugin_set, quiet_option
 
 
@@ -56,8 +56,10 @@ def run(model_path, input_specs, inputs_npz, input_shapes, seed, max_memory, dev
     from ..runtime.outfiles import write_outputs
 
     runner = get_runner(model_path, plugin_set(plugins, prefer=prefer), device, engine)  # bad input fails first
-    feeds, _, _ = gather_feeds(runner.loaded, input_specs, inputs_npz, parse_shapes(input_shapes), seed, max_memory)
+    feeds, _, _, notes = gather_feeds(runner.loaded, input_specs, inputs_npz, parse_shapes(input_shapes), seed,
+                                      max_memory)
     values = runner.run(feeds)
+    say_notes(notes)
     for note in runner.engine.notes:
         click.echo(f"note: {note}", err=True)
     click.echo(f"note: engine: {runner.engine.describe()}", err=True)

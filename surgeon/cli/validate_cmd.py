@@ -2,8 +2,9 @@ from __future__ import annotations
 
 import click
 
+from ..errors import SurgeonError
 from . import cli
-from .feeds import feed_options, gather_feeds
+from .feeds import feed_options, gather_feeds, say_notes
 from .options import html_option, parse_shapes, plugin_options, plugin_set, quiet_option, report_option, write_report
 from .run_cmd import device_option, engine_option, random_shape_option
 
@@ -23,8 +24,7 @@ from .run_cmd import device_option, engine_option, random_shape_option
 @report_option
 @html_option
 @quiet_option
-@click.pass_context
-def validate(ctx, original_path, rewritten_path, input_specs, inputs_npz, input_shapes, seed, max_memory,
+def validate(original_path, rewritten_path, input_specs, inputs_npz, input_shapes, seed, max_memory,
              device, engine, plugins, prefer, atol, rtol, max_mismatch, report_path, html_path):
     """Check that REWRITTEN computes what ORIGINAL computes: every rewrite on the original's own
     activations, and every output end to end. Exits 1 when anything fails.
@@ -45,10 +45,11 @@ def validate(ctx, original_path, rewritten_path, input_specs, inputs_npz, input_
     with progress.working("loading the models"):
         original = get_runner(original_path, found, device, engine)
         drawers = input_drawers(get_runner(rewritten_path, found, device, engine).proto, found)
-    feeds, sources, max_bytes = gather_feeds(original.loaded, input_specs, inputs_npz, parse_shapes(input_shapes),
-                                             seed, max_memory, drawers)
+    feeds, sources, max_bytes, notes = gather_feeds(original.loaded, input_specs, inputs_npz,
+                                                    parse_shapes(input_shapes), seed, max_memory, drawers)
     report = run_validation(original_path, rewritten_path, feeds, atol=atol, rtol=rtol, device=device,
                             max_bytes=max_bytes, max_mismatch=max_mismatch, plugins=found, engine=engine)
+    say_notes(notes)
     for entry in report.inputs:
         entry["source"] = sources.get(entry["name"], entry["source"])
     if report_path != "-":
@@ -62,5 +63,4 @@ def validate(ctx, original_path, rewritten_path, input_specs, inputs_npz, input_
         failures = report.failures()
         first = failures[0] if failures else "no output was compared"
         more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
-        click.echo(f"error: validation failed: {first}{more}", err=True)
-        ctx.exit(1)
+        raise SurgeonError(f"validation failed: {first}{more}")

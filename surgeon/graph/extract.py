@@ -18,7 +18,7 @@ import numpy as np
 import onnx
 from onnx import ModelProto, helper, numpy_helper
 
-from ..errors import SurgeonError
+from ..errors import SurgeonError, ort_message
 from .fold import MAX_READ, ConstantFolder
 from .index import GraphIndex, reads_of
 from .node import Node
@@ -110,8 +110,6 @@ class RegionEvaluator:
         return model
 
     def run(self, index: GraphIndex, outputs: list[str], feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
-        from ..runtime.sessions import ort_message  # not at import: runtime imports this package
-
         model = self.extract(index, outputs, feeds)
         payload = model.SerializeToString()
         key = hashlib.sha1(payload).hexdigest()

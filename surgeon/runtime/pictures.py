@@ -40,7 +40,8 @@ def picture(name: str, original, rewritten) -> Picture | None:
         a, b = a[:, depth], b[:, depth]
         notes.append(f"depth slice {depth} of {original.shape[2]}")
     channels = a.shape[0]
-    diff = np.abs(a.astype(np.float32) - b.astype(np.float32))
+    with np.errstate(invalid="ignore", over="ignore"):  # inf - inf: shown as the largest error below
+        diff = np.abs(a.astype(np.float32) - b.astype(np.float32))
     diff = np.where(np.isfinite(diff), diff, np.float32(np.inf)).max(axis=0)  # any channel's error
     if channels == 3:
         a, b = np.moveaxis(a, 0, -1), np.moveaxis(b, 0, -1)

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import re
-
 from onnx import ModelProto
 
-from ..errors import SurgeonError
+from ..errors import SurgeonError, ort_message
 
 _total = 0
 
@@ -14,19 +12,6 @@ _total = 0
 def sessions_created() -> int:
     """How many sessions this process has built (all models)."""
     return _total
-
-
-# onnxruntime's messages carry a status code, the source file and the C++ function: noise to a user.
-_ORT_NOISE = re.compile(r"\[ONNXRuntimeError\] : \d+ : \w+ : |\S+\.(?:cc|h|cpp):\d+ (?:\w+ )?|"
-                        r"\S*onnxruntime::\S+(?:\(.*?\))?(?: const)?(?: \[with [^\]]*\])? ")
-
-
-def ort_message(exc: Exception) -> str:
-    """The first line of an onnxruntime error, without its source locations."""
-    text = str(exc).strip()
-    first = text.splitlines()[0] if text else type(exc).__name__
-    return _ORT_NOISE.sub("", first).strip() or first
-
 
 
 def build_session(model: ModelProto, providers: list[str], external_dir: str | None, label: str,
