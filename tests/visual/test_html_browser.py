@@ -121,3 +121,20 @@ def test_screenshot_shows_the_page(fused, tmp_path):
     png = screenshot(path, tmp_path / "shot.png", 1400, 1600)
     data = png.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 60_000  # a blank page is ~10 KB
+
+
+def test_every_edge_lies_inside_its_drawing(tmp_path):
+    # an edge routed around the boxes (the image straight to the sampler) once curved out of view
+    result = surgeon.fuse(str(ROOT / "samples" / "models" / "stn_ts_opset20_2d.onnx"))
+    page = _rendered(_page(tmp_path, "stn.html", result.to_html()))
+    box, checked, left_of_zero = None, 0, 0
+    for tag, attrs in page.found:
+        if tag == "svg" and "graph" in attrs.get("class", "").split():
+            box = [float(v) for v in attrs["viewbox"].split()]
+        elif tag == "path" and attrs.get("class") == "edge":
+            numbers = [float(v) for v in re.findall(r"-?\d+(?:\.\d+)?(?:e-?\d+)?", attrs["d"])]
+            for x, y in zip(numbers[0::2], numbers[1::2]):
+                assert box[0] <= x <= box[0] + box[2] and box[1] <= y <= box[1] + box[3], (x, y, box)
+                left_of_zero += x < 0
+                checked += 1
+    assert checked > 50 and left_of_zero > 0  # this layout does route an edge left of x = 0

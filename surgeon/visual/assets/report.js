@@ -142,10 +142,19 @@
     return d + " L" + last.x + "," + last.y;
   }
 
+  // The drawing's extent: dagre's graph size leaves out edges routed around the boxes, whose
+  // curves can pass left of x = 0.
+  function bounds(g) {
+    var x0 = 0, y0 = 0, x1 = g.graph().width, y1 = g.graph().height;
+    function take(x, y) { x0 = Math.min(x0, x); y0 = Math.min(y0, y); x1 = Math.max(x1, x); y1 = Math.max(y1, y); }
+    g.edges().forEach(function (e) { g.edge(e).points.forEach(function (p) { take(p.x - 4, p.y - 4); take(p.x + 4, p.y + 4); }); });
+    return { x: x0, y: y0, width: x1 - x0, height: y1 - y0 };
+  }
+
   function svgOf(g, regionNodes) {
-    var size = g.graph();
+    var size = bounds(g);
     var svg = el("svg", {
-      "class": "graph", viewBox: "0 0 " + size.width + " " + size.height,
+      "class": "graph", viewBox: size.x + " " + size.y + " " + size.width + " " + size.height,
       width: size.width, height: size.height, "data-nodes": regionNodes, "data-edges": g.edgeCount(),
       "data-boxes": g.nodes().length
     });
