@@ -17,7 +17,8 @@ from onnx import ModelProto
 from . import graphsurgeon, progress
 from .errors import SurgeonError
 from .functions import attach_functions
-from .modelio import input_files, load_copy, load_model_proto, save_model
+from .modelio import input_files, load_copy, load_model_proto
+from .modelsave import save_model
 from .plugins import resolve
 from .rewrite.driver import Driver
 from .rewrite.report import Report

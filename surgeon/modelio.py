@@ -1,13 +1,10 @@
-"""Loading and saving models safely.
+"""Loading models safely (saving: modelsave.py).
 
 - Weights kept in external data are not read at load: the engine reads the few constants it
   needs on demand and the writer copies the rest file-to-file, so a 3 GB model costs little more
   than a 30 MB one.
 - An external-data location that leaves the model's folder (``../``, absolute, or through a
   symbolic link) is refused, and so is external data shorter than its tensor.
-- No output may resolve to an input file (hard and symbolic links included): checked before
-  anything is written. Outputs are written to temp files and renamed into place together; on
-  any error nothing is left behind.
 """
 
 from __future__ import annotations
@@ -16,24 +13,19 @@ import functools
 import math
 import os
 import stat
-import tempfile
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, Mapping
+from typing import Iterator
 
 import numpy as np
 import onnx
 from google.protobuf.message import DecodeError
 from onnx import ModelProto, TensorProto, numpy_helper
 
-from .datafile import DataFileWriter, ExternalRef, resolve
+from .datafile import ExternalRef, resolve
 from .errors import SurgeonError
 from .graph.node import subgraphs_of
-from .wire import check_raw_size, tensor_nbytes, write_model
+from .wire import tensor_nbytes
 
-# Protobuf refuses to serialise a message of 2 GiB or more; leave room for the graph itself.
-PROTOBUF_LIMIT = 2**31 - 64 * 2**20
-# Tensors at least this large go to the external data file when writing external data.
-EXTERNAL_THRESHOLD = 1024
 _KNOWN_TYPES = set(TensorProto.DataType.values()) - {TensorProto.UNDEFINED}
 _READ: dict[str, str] = {}  # every model and data file load_model has read in this process
 
@@ -295,183 +287,13 @@ def model_data_bytes(loaded: LoadedModel) -> int:
     return sum(tensor_nbytes(t) for t in iter_tensors(loaded.proto.graph))
 
 
+def files_read() -> dict[str, str]:
+    """Every model and data file ``load_model`` has read in this process, with what it is."""
+    return dict(_READ)
+
+
 def input_files(loaded: LoadedModel) -> dict[str, str]:
     """The files a model was read from, each with what it is: the model, its external data."""
     found = {loaded.path: "the input file"} if loaded.path else {}
     found.update((path, "the input's external data") for path in sorted({r.path for r in loaded.external.values()}))
     return found
-
-
-def _same_file(a: str, b: str) -> bool:
-    """Same path once links are resolved, or the same file under two names (a hard link)."""
-    if os.path.realpath(a) == os.path.realpath(b):
-        return True
-    try:
-        sa, sb = os.stat(a), os.stat(b)
-    except OSError:
-        return False
-    return (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)
-
-
-def check_outputs(outputs: list[str], inputs: Mapping[str, str] | Iterable[str]) -> None:
-    """Refuse, before anything is written, outputs that would land on an input file (through
-    a symbolic or hard link too), on each other, or where they cannot be written. ``inputs``:
-    paths, or {path: what it is} as ``input_files`` gives them."""
-    inputs = inputs if isinstance(inputs, Mapping) else dict.fromkeys(inputs, "an input file")
-    for k, out in enumerate(outputs):
-        for src, what in inputs.items():
-            if _same_file(out, src):
-                where = "" if what == "the input file" else f" {src}"
-                raise SurgeonError(f"{out}: output is {what}{where} (or a link to it); refusing to overwrite the input")
-        for other in outputs[:k]:
-            if _same_file(out, other):
-                raise SurgeonError(f"{out}: given for two outputs ({other}); refused")
-        folder = os.path.dirname(os.path.abspath(out))
-        if not os.path.isdir(folder):
-            raise SurgeonError(f"{out}: output folder {folder} does not exist")
-        if not os.access(folder, os.W_OK | os.X_OK):
-            raise SurgeonError(f"{out}: output folder {folder} is not writable")
-        if os.path.isdir(out):
-            raise SurgeonError(f"{out}: is a folder")
-
-
-def _externalise(loaded: LoadedModel, data_fd: int, location: str, restore: bool, undo: list) -> None:
-    """Point every large tensor at the data file ``data_fd``; ``undo`` gathers, as it goes,
-    what puts them back (also when this fails half way)."""
-    writer = DataFileWriter(data_fd)
-    try:
-        for tensor in iter_tensors(loaded.proto.graph):
-            ref = loaded.external.get(tensor.name) if tensor.data_location == TensorProto.EXTERNAL else None
-            if ref is not None:
-                offset, length = writer.copy(ref), ref.length
-                undo.append((tensor, None, list(tensor.external_data)))
-            else:
-                if tensor_nbytes(tensor) < EXTERNAL_THRESHOLD:
-                    continue
-                if tensor.HasField("raw_data"):
-                    raw = tensor.raw_data
-                    check_raw_size(tensor, len(raw))
-                else:
-                    raw = numpy_helper.from_array(tensor_to_array(tensor)).raw_data
-                offset, length = writer.write(raw), len(raw)
-                if restore:  # the caller keeps using the model: put the data back afterwards
-                    saved = TensorProto()
-                    saved.CopyFrom(tensor)
-                    undo.append((tensor, saved, None))
-                del raw
-                for fname in ("raw_data", "float_data", "int32_data", "int64_data", "double_data",
-                              "uint64_data", "string_data"):
-                    tensor.ClearField(fname)
-            del tensor.external_data[:]
-            tensor.data_location = TensorProto.EXTERNAL
-            for key, value in (("location", location), ("offset", str(offset)), ("length", str(length))):
-                entry = tensor.external_data.add()
-                entry.key, entry.value = key, value
-    finally:
-        writer.close()
-
-
-def _restore(undo) -> None:
-    for tensor, saved, external in undo:
-        if saved is not None:
-            tensor.CopyFrom(saved)
-        else:
-            del tensor.external_data[:]
-            tensor.external_data.extend(external)
-
-
-def save_model(loaded: LoadedModel, out_path: str | os.PathLike, external_data: bool | None = None,
-               restore: bool = True, texts: dict | None = None) -> None:
-    """Write atomically. ``external_data=None`` keeps the input's choice, and turns it on past 2 GB.
-
-    ``texts`` ({path: text}, e.g. a report) are written with the model: all appear, or none.
-    Writing external data points the model's tensors at the new file; ``restore`` puts them
-    back afterwards (callers that discard the model pass False and save a copy of the weights).
-    """
-    out_path = os.fspath(out_path)
-    texts = {os.fspath(k): v for k, v in (texts or {}).items()}
-    # Sizing the weights from their dims: upb's ByteSize() encodes the whole model to count it.
-    too_big = model_data_bytes(loaded) > PROTOBUF_LIMIT
-    if external_data is None:
-        external_data = bool(loaded.external) or too_big
-    if not external_data and too_big:
-        raise SurgeonError(f"{out_path}: model exceeds protobuf's 2 GB limit; write it with --external-data")
-    name = os.path.basename(out_path)
-    data_path = os.path.join(os.path.dirname(out_path), name + ".data") if external_data else None
-    check_outputs([out_path] + ([data_path] if data_path else []) + list(texts), input_files(loaded))
-    staged: list[tuple[str, str]] = []  # (temp, final), renamed in this order
-    placed: list[str] = []
-    undo, done = [], False
-    try:
-        if data_path:
-            fd, tmp = _temp_for(data_path)
-            staged.append((tmp, data_path))
-            try:
-                _externalise(loaded, fd, name + ".data", restore, undo)
-            finally:
-                os.close(fd)
-        else:
-            _internalise(loaded)
-        fd, tmp = _temp_for(out_path)
-        staged.append((tmp, out_path))
-        with os.fdopen(fd, "wb") as f:
-            write_model(loaded.proto, f)  # streamed: no model-sized buffer
-        for path, text in texts.items():
-            fd, tmp = _temp_for(path)
-            staged.append((tmp, path))
-            with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as f:
-                f.write(text)
-        for tmp, final in staged:
-            os.replace(tmp, final)
-            placed.append(final)
-        done = True
-    except OSError as exc:
-        raise SurgeonError(f"{out_path}: cannot write ({exc.strerror or exc})") from None
-    finally:
-        left = [tmp for tmp, _ in staged[len(placed):]]
-        for path in left + ([] if done else placed):  # one failed: the ones placed go too
-            try:
-                os.unlink(path)
-            except OSError:
-                pass
-        _restore(undo)
-
-
-def _temp_for(path: str) -> tuple[int, str]:
-    """A new file beside ``path`` (same folder, so the rename is atomic)."""
-    folder = os.path.dirname(os.path.abspath(path))
-    return tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=folder)
-
-
-def _internalise(loaded: LoadedModel) -> None:
-    """Read external tensors into the model (for writing a single self-contained file)."""
-    for tensor in iter_tensors(loaded.proto.graph):
-        if tensor.data_location == TensorProto.EXTERNAL:
-            array = tensor_to_array(tensor, loaded)
-            loaded.external.pop(tensor.name, None)
-            del tensor.external_data[:]
-            tensor.data_location = TensorProto.DEFAULT
-            tensor.raw_data = numpy_helper.from_array(array).raw_data
-
-
-def write_text_atomic(path: str | os.PathLike, text: str, inputs: Iterable[str] = ()) -> None:
-    """Reports and the like: same temp-then-rename rule as models; never onto ``inputs``, nor
-    onto any model or data file this process has loaded (a command's report never replaces
-    the model it reports on)."""
-    path = os.fspath(path)
-    check_outputs([path], {**dict.fromkeys(inputs, "an input file"), **_READ})
-    tmp = None
-    try:
-        fd, tmp = _temp_for(path)
-        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as f:
-            f.write(text)
-        os.replace(tmp, path)
-        tmp = None
-    except OSError as exc:
-        raise SurgeonError(f"{path}: cannot write ({exc.strerror or exc})") from None
-    finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass

@@ -18,7 +18,8 @@ from onnx import ModelProto
 from . import graphsurgeon
 from .errors import SurgeonError
 from .graph import Node
-from .modelio import load_copy, save_model
+from .modelio import load_copy
+from .modelsave import save_model
 from .opsets import convert, default_opset, drop_unused
 from .plugins import Origin, Plugin, PluginSet, resolve
 from .rewrite.driver import Driver

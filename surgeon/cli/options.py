@@ -63,7 +63,7 @@ def write_report(path: str | None, text: str) -> None:
     if path == "-":
         click.echo(text)
         return
-    from ..modelio import write_text_atomic
+    from ..modelsave import write_text_atomic
 
     write_text_atomic(path, text)
 

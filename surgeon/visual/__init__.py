@@ -15,7 +15,7 @@ from .page import render
 def write(path: str | os.PathLike, report=None, validation=None, title: str | None = None,
           inputs: list[str] = ()) -> None:
     """Write the page atomically; ``inputs`` are files it must not land on (the models read)."""
-    from ..modelio import write_text_atomic
+    from ..modelsave import write_text_atomic
 
     write_text_atomic(path, render(report, validation, title=title), list(inputs))
 

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 from onnx import TensorProto, helper
 
-from surgeon import modelio
+from surgeon import modelio, modelsave
 from surgeon.cli import cli
 
 from .toys import relu_neg_model
@@ -166,7 +166,7 @@ def test_bad_external_locations_are_refused(tmp_path, location, message):
 
 
 def test_models_past_the_protobuf_limit_go_external(tmp_path, monkeypatch, model_path):
-    monkeypatch.setattr(modelio, "PROTOBUF_LIMIT", 4096)
+    monkeypatch.setattr(modelsave, "PROTOBUF_LIMIT", 4096)
     code, out = run("fuse", model_path, tmp_path / "out.onnx", *PLUGIN, "--no-external-data")
     assert code == 1 and "2 GB limit" in out and "--external-data" in out
     assert "out.onnx" not in files(tmp_path)
