@@ -138,11 +138,11 @@ def insert_elementwise(model, rng):
     if op in ("Add", "Sub", "Mul", "Div", "Pow", "Clip"):
         scalar = float(rng.choice([0.0, 1.0, 2.0, -1.0, 0.5, 1e-3, float(rng.normal())]))
         dtype = helper.tensor_dtype_to_np_dtype(elem) if elem else np.float32
-        names = [_fresh(model, "fuzz_c") + str(k) for k in range(2 if op == "Clip" else 1)]
-        for k, name in enumerate(names):
+        for k in range(2 if op == "Clip" else 1):  # each name fresh after the last is added: no duplicates
+            name = _fresh(model, "fuzz_c")
             bound = -abs(scalar) if op == "Clip" and k == 0 else abs(scalar) if op == "Clip" else scalar
             model.graph.initializer.append(numpy_helper.from_array(np.array(bound, dtype=dtype), name))
-        inputs += names
+            inputs.append(name)
     readers = _consumers(model, value)
     model.graph.node.append(helper.make_node(op, inputs, [out]))
     for node, i in readers if rng.random() < 0.7 else readers[:1]:
@@ -274,12 +274,16 @@ def run_case(seed: int, index: int, samples: list[str], manifest: dict) -> dict:
     raised = [r.reason for r in result.report.refusals if " raised " in r.reason]
     if raised:  # a pattern's exception, turned into a near miss: no user sees it, but it is a bug
         verdict["raised"] = raised[0]
-    if not result.report.rewrites:
+    if not result.report.rewrites:  # a near miss is a refusal with a reason, not "nothing to do"
+        if result.report.refusals:
+            return {**verdict, "kind": "refused", "detail": result.report.refusals[0].reason}
         return {**verdict, "kind": "unchanged"}
     verdict["rewrites"] = len(result.report.rewrites)
     try:  # the inputs validate would draw (the fused model's drawers), given to both models
         feeds, _ = random_inputs(mutant, _fixed(mutant, shapes), drawers=input_drawers(result.model, resolve(None)))
-        surgeon.run(mutant, feeds)
+        first = surgeon.run(mutant, feeds)
+        if not all(_same(first, surgeon.run(mutant, feeds)) for _ in range(2)):  # reads memory never written
+            return {**verdict, "kind": "invalid", "detail": "the mutant's outputs change from run to run"}
     except SurgeonError as exc:
         return {**verdict, "kind": "invalid", "detail": str(exc)}  # the mutant itself does not run
     except Exception as exc:
@@ -304,6 +308,14 @@ def run_case(seed: int, index: int, samples: list[str], manifest: dict) -> dict:
     else:
         kind = "wrong"
     return {**verdict, "kind": kind, "detail": detail}
+
+
+def _same(a: dict, b: dict) -> bool:
+    """Two runs of one model gave the same outputs (NaN where NaN)."""
+    return a.keys() == b.keys() and all(
+        np.asarray(a[k]).shape == np.asarray(b[k]).shape
+        and np.array_equal(np.asarray(a[k]), np.asarray(b[k]), equal_nan=np.asarray(a[k]).dtype.kind in "fc")
+        for k in a)
 
 
 def _runtime_failure(text: str) -> bool:

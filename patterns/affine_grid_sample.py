@@ -47,8 +47,9 @@ class AffineGridSample(Pattern):
         if producer is not None and producer.is_op(tensorrt_profile.op_type("AffineGrid"), CUSTOM_DOMAIN):
             return None  # the TensorRT profile's grid: already this pattern's form
         written = producer is not None and read_known_grid(ctx, producer, self.name)
-        if written and written.ours and (target == AFFINE or readers):
-            return None  # already the form this pattern writes
+        kept = target == AFFINE or readers or written and written.align_corners != sampler.align_corners
+        if written and written.ours and kept:
+            return None  # already the form this pattern writes (rewriting it again drops its declared atol)
         found = self._recognise(ctx, sampler)
         if isinstance(found, str):
             return refuse(found)

@@ -11,7 +11,7 @@ class Conclusions:
     def _conclude(self, base: dict, first: Outcome, ac: int) -> Verdict:
         sym = self.symbols
         verdict = Verdict(k=self.k, homogeneous=bool(self.layout and self.layout.homogeneous), align_corners=ac,
-                          precision=self.precision,
+                          precision=self.precision, grid_dtype=getattr(self, "grid_dtype", None),
                           size_one=dict(first.agreement.size_one),
                           theta_map=getattr(self.source, "theta_map", None),
                           theta_value=self.source.theta if self.mode == "fixed" else None)
@@ -20,27 +20,33 @@ class Conclusions:
         outcomes = [first]
         pinned_groups = set()
         for g in range(len(self.groups)):
-            varied = self._with(base, g, self._fresh(g, set(base.values())))
-            other = self.check(varied, (ac,), salt=g + 1)
             name = sym.name(self._rep(g))
-            if isinstance(other, Failure):
-                if other.ran:
+            ran = False
+            # A second, far value: H // 16 is 0 at every nearby value (the region fails there: not
+            # a pinned size), and H // 2 is 3 at both 6 and 7 (a computed dim is not a static one).
+            for value, salt in ((self._fresh(g, set(base.values())), g + 1), (self._far(base), g + 61)):
+                varied = self._with(base, g, value)
+                other = self.check(varied, (ac,), salt=salt)
+                if isinstance(other, Failure) and not other.ran:
+                    continue  # the original does not run there either
+                if isinstance(other, Failure):
                     what = "theta's transformation in the grid" if self.mode == "map" else "the grid"
                     at = sym.name(self._rep(g), varied[self._rep(g)])
                     return Verdict(reason=f"{what} depends on {name}: at {at}, {other.reason}")
+                if other.agreement.size_one != first.agreement.size_one:
+                    return Verdict(reason=f"the grid's size-1 convention changes with {name}")
+                ran = True
+                outcomes.append(other)
+                for axis, (a, b) in enumerate(zip(first.shape[:-1], other.shape[:-1])):
+                    if a == b:
+                        continue
+                    if a != base[self._rep(g)] or b != varied[self._rep(g)] or follows.get(axis, g) != g:
+                        computed.add(axis)
+                    else:
+                        follows[axis] = g
+            if not ran:  # runs at one size only: sizes baked into constants
                 pinned_groups.add(g)
                 verdict.pinned[self._rep(g)] = base[self._rep(g)]
-                continue
-            if other.agreement.size_one != first.agreement.size_one:
-                return Verdict(reason=f"the grid's size-1 convention changes with {name}")
-            outcomes.append(other)
-            for axis, (a, b) in enumerate(zip(first.shape[:-1], other.shape[:-1])):
-                if a == b:
-                    continue
-                if a != base[self._rep(g)] or b != varied[self._rep(g)] or axis in follows:
-                    computed.add(axis)
-                else:
-                    follows[axis] = g
         dims = [("computed",) if a in computed else ("class", self._rep(follows[a])) if a in follows
                 else ("static", int(n)) for a, n in enumerate(first.shape[:-1])]
         if computed:
@@ -58,6 +64,13 @@ class Conclusions:
         elif verdict.theta_batch[0] == "class":
             verdict.broadcast_theta = self._broadcasts(base, ac, verdict.batch)
         return verdict
+
+    def _far(self, base: dict) -> int:
+        """A dim value far from the probe's (its multiples and divisors included)."""
+        value = 4 * max(list(base.values()) + [8]) + 7
+        while value in self.static or value in base.values():
+            value += 1
+        return value
 
     def _size_one(self, base: dict, ac: int, pinned: set, verdict: Verdict) -> str | None:
         """Every dynamic dim set to 1, one at a time: the grid must still be affine_grid(theta)

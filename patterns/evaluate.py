@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from onnx import TensorProto, helper
+from onnx import TensorProto
 
 from surgeon import MatchContext, SurgeonError
 
@@ -73,12 +73,20 @@ class Region:
                     spatial = list(op.output_size)
                 if not op.emulated:
                     continue  # onnxruntime computes it with the rest of the region
-                op_theta = np.asarray(self._value(op.theta, feeds), dtype=np.float64)
+                raw = np.asarray(self._value(op.theta, feeds))
+                if op.half_only and raw.dtype in (np.float32, np.float64):
+                    continue  # onnxruntime's kernel computes it with the rest of the region
+                op_theta = raw.astype(np.float64)
                 if op_theta.ndim != 3 or op_theta.shape[1] != len(spatial) or min(spatial, default=1) < 0:
                     raise ProbeFailed(f"{op.node.label}: theta {op_theta.shape} does not fit size {spatial}")
-                grid = affine_grid(op_theta, spatial, bool(op.align_corners), op.size_one)
-                elem = self.ctx.dtype(op.node.outputs[0])
-                feeds[op.node.outputs[0]] = grid.astype(helper.tensor_dtype_to_np_dtype(elem) if elem else self.dtype)
+                if op.half_only and sizes.get(i, [op_theta.shape[0]])[0] != op_theta.shape[0]:
+                    raise ProbeFailed(f"{op.node.label}: size N {sizes[i][0]} is not theta's {op_theta.shape[0]}")
+                with np.errstate(invalid="ignore"):
+                    grid = affine_grid(op_theta, spatial, bool(op.align_corners), op.size_one)
+                # every known grid op's output has theta's type: a declared type may be stale (the
+                # plan refuses a declaration the computed grid contradicts)
+                out = raw.dtype if raw.dtype.kind == "f" else self.dtype
+                feeds[op.node.outputs[0]] = grid.astype(out)
             grid = np.asarray(self._value(self.trace.grid, feeds))
         except SurgeonError as exc:
             raise ProbeFailed(str(exc)) from None

@@ -3,20 +3,22 @@
 
 Their theta input is a cut and their size tensor may give the output size. onnxruntime cannot run
 the last two: the probe feeds their analytic grid (torch's semantics). The standard op runs in
-onnxruntime like the rest of the region (its size-1 coordinate is then measured, not assumed),
-except in float16, which onnxruntime's kernel lacks: then it is emulated with onnxruntime's
-float32 behaviour (a size-1 dim with align_corners=1 at +1).
+onnxruntime like the rest of the region when theta's value is float32 or double (its size-1
+coordinate is then measured, not assumed). In float16 (decided on the value the probe computes,
+not on declared types, which may be stale) onnxruntime has no kernel and runs the op's function
+body: it is emulated as that body computes, a size-1 dim with align_corners=1 at NaN (0/0, not
+the float32 kernel's +1), and a size whose N is not theta's refused as the kernel does.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from onnx import TensorProto
-
 from surgeon import MatchContext, Node
 
-from .analytic import ORT, TORCH
+from .analytic import TORCH
+
+FUNCTION_BODY = float("nan")  # onnxruntime's float16 AffineGrid: a size-1 dim with align_corners=1
 
 CUSTOM_DOMAIN = "custom.ops"
 
@@ -31,6 +33,7 @@ class KnownGrid:
     size_one: float  # where the emulation puts a size-1 dim's coordinate with align_corners=1
     ours: bool = False  # written by this pattern in an earlier pass
     emulated: bool = True  # the probe feeds its analytic grid (False: onnxruntime computes it)
+    half_only: bool = False  # emulated only when theta's value is not float32/double
     constant_inputs: list[str] = field(default_factory=list)
 
 
@@ -43,8 +46,8 @@ def read_known_grid(ctx: MatchContext, node: Node, pattern_name: str) -> KnownGr
     if not inputs or not inputs[0]:
         return None
     if node.is_op("AffineGrid") and len(inputs) >= 2 and inputs[1]:
-        runs = ctx.dtype(inputs[0]) in (TensorProto.FLOAT, TensorProto.DOUBLE)
-        return KnownGrid(node, inputs[0], inputs[1], None, int(node.attr("align_corners", 0)), ORT, emulated=not runs)
+        return KnownGrid(node, inputs[0], inputs[1], None, int(node.attr("align_corners", 0)), FUNCTION_BODY,
+                         half_only=True)
     if node.is_op("AffineGrid", CUSTOM_DOMAIN):
         size = inputs[1] if len(inputs) > 1 and inputs[1] else None
         output_size = node.attr("output_size")

@@ -3,7 +3,8 @@ pieces of the size and of theta's batch, the declared output dims, and the repor
 
 from __future__ import annotations
 
-from onnx import TensorProto
+import numpy as np
+from onnx import TensorProto, helper
 
 from surgeon import MatchContext
 
@@ -58,7 +59,16 @@ def make_plan(ctx: MatchContext, sampler: Sampler, found: Recognition, target: s
     elem = ctx.dtype(sampler.x) or TensorProto.FLOAT
     if form == "grid":
         elem = ctx.dtype(sampler.grid) or elem
+    declared = ctx.dtype(sampler.grid)
+    if declared and verdict.grid_dtype is not None and np.dtype(helper.tensor_dtype_to_np_dtype(declared)) != \
+            verdict.grid_dtype:  # a verdict shared by identical chains: this chain's declared type is checked here
+        return f"the grid is declared {TensorProto.DataType.Name(declared)} but computes {verdict.grid_dtype}"
     theta_elem = ctx.dtype(theta) if theta else None
+    if verdict.theta_value is not None:  # fitted to a constant grid: its precision is the grid's
+        theta_elem = helper.np_dtype_to_tensor_dtype(verdict.grid_dtype) if verdict.grid_dtype else TensorProto.FLOAT
+    narrow = _narrowing(verdict, theta_elem, elem)
+    if narrow:
+        return narrow
     size_value = found.trace.known[verdict.size_from].size if verdict.size_from is not None else None
     # The sampler needs the grid's batch to be the image's: the image's batch is the size's N.
     # The size reads N and C from Shape(x) even where they are static (one Shape for all).
@@ -84,9 +94,15 @@ def make_plan(ctx: MatchContext, sampler: Sampler, found: Recognition, target: s
                  "the rewrite is written for that size" for cls, value in verdict.pinned.items()]
     warnings += verdict.notes
     atol = None
-    if verdict.precision in ("half", "bfloat16") and elem in (TensorProto.FLOAT, TensorProto.DOUBLE):
+    if verdict.precision in _HALF and sampler.mode == "nearest":
+        # a grid rounded to half picks another pixel wherever rounding crosses a pixel's edge
+        return (f"nearest sampling of a grid computed in {verdict.precision} precision: the rewrite's grid is "
+                "rounded differently and picks other pixels, which no tolerance bounds")
+    if verdict.precision in _HALF:
+        # also when the rewrite's type is half: the op rounds once, the original at every step
         atol = HALF_GRID_ATOL
-        warnings.append(f"the original computes the grid in {verdict.precision} precision, the rewrite in float32 "
+        how = "in float32" if elem in (TensorProto.FLOAT, TensorProto.DOUBLE) else "rounded once"
+        warnings.append(f"the original computes the grid in {verdict.precision} precision, the rewrite {how} "
                         f"from the same theta: outputs differ by about 1e-2 (validate holds it to atol {atol:g})")
     return Plan(atol=atol, 
         form=form, image=sampler.x, theta=theta, grid=sampler.grid,
@@ -100,6 +116,23 @@ def make_plan(ctx: MatchContext, sampler: Sampler, found: Recognition, target: s
         theta_map=verdict.theta_map, size_one=dict(verdict.size_one),
         profile=TENSORRT if target == TENSORRT else None,
     )
+
+
+_WIDTH = {TensorProto.DOUBLE: 3, TensorProto.FLOAT: 2, TensorProto.FLOAT16: 1, TensorProto.BFLOAT16: 1}
+_HALF = ("half", "bfloat16")
+
+
+def _narrowing(verdict: Verdict, theta_elem, elem) -> str | None:
+    """The contract types theta as the image (the grid as theta): a grid the original computes in
+    float32 from a float32 theta would be computed from a theta rounded to half. That moves every
+    sample by up to ~1e-3 of the image, by more than any tolerance when the image's values are
+    large: it cannot be proved equal."""
+    if verdict.precision in _HALF or theta_elem is None:
+        return None
+    if _WIDTH.get(elem, 2) <= 1 < _WIDTH.get(theta_elem, 2):
+        return (f"the grid is computed in {TensorProto.DataType.Name(theta_elem).lower()} but the image is "
+                f"{TensorProto.DataType.Name(elem).lower()}: the op's theta has the image's type and would round it")
+    return None
 
 
 def _broadcast(verdict: Verdict, batch: tuple):  # batch: the image's, as a piece

@@ -115,6 +115,12 @@ class Prober(Ties, Conclusions):
             if grid.ndim != self.k + 2 or grid.shape[-1] != self.k or not np.issubdtype(grid.dtype, np.floating):
                 return Failure(f"the grid has shape {list(grid.shape)} and type {grid.dtype}, not "
                                f"[N, {'D, ' if self.k == 3 else ''}H, W, {self.k}] floats", ran=True)
+            self.grid_dtype = grid.dtype
+            declared = self.ctx.dtype(self.trace.grid)
+            if declared and np.dtype(helper.tensor_dtype_to_np_dtype(declared)) != grid.dtype:
+                # stale declared types: a rewrite typed from them would change the grid's type
+                return Failure(f"the grid is declared {TensorProto.DataType.Name(declared)} but computes "
+                               f"{grid.dtype}", ran=True)
             expected = self.source.expected(thetas)
             if expected.shape[0] not in (1, grid.shape[0]):
                 return Failure(f"the grid's batch {grid.shape[0]} is neither theta's ({expected.shape[0]}) "
@@ -152,7 +158,7 @@ class Prober(Ties, Conclusions):
         except ProbeFailed as exc:
             return Failure(f"the grid cannot be computed on probe dims: {exc}", ran=False)
         k = grid.shape[-1] if grid.ndim in (4, 5) else 0
-        if k != grid.ndim - 2 or not np.issubdtype(grid.dtype, np.floating):
+        if k != grid.ndim - 2 or not np.issubdtype(grid.dtype, np.floating) or grid.size == 0:  # nothing to fit
             return Failure(f"a value of shape {list(grid.shape)} is not a grid", ran=True)
         self.k = k
         for ac in self.acs:

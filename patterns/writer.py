@@ -110,8 +110,8 @@ class Writer:
                 source, length = self._shape_of(value), len(self.ctx.shape(value) or ())
             else:
                 dims = self.ctx.shape(value)
-                source, length = self._elements(value), (dims[0] if dims else 1)
-            if items == list(range(length)):
+                source, length = self._elements(value), (dims[0] if dims else 1 if dims == () else None)
+            if isinstance(length, int) and items == list(range(length)):  # a symbolic length: Gather
                 parts.append(source)
             else:
                 parts.append(self._node("Gather", [source, self._const(items, f"{hint}_axes")],

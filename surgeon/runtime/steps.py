@@ -73,7 +73,8 @@ class OrtStep:
         return session
 
     def run(self, env: dict, fetch: Fetch) -> None:
-        arrays = [np.ascontiguousarray(fetch(n)) for n in self.inputs]
+        # np.require keeps a scalar 0-d; np.ascontiguousarray would make it 1-d
+        arrays = [np.require(fetch(n), requirements="C") for n in self.inputs]
         session = self._session(arrays)
         results = run_session(session, self.outputs, dict(zip(self.inputs, arrays)), self.label)
         env.update(zip(self.outputs, results))

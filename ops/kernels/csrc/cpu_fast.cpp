@@ -104,10 +104,12 @@ __attribute__((noinline)) void run_tile(const T* x, const Image& im, int64_t yst
     for (int r = 0; r < nrows; ++r) rows[r].pass2(x, im, ystride, c0, std::min(im.C, c0 + kTileChannelBlock));
 }
 
-// Coordinates of a segment come from theta (kFromTheta) or from an explicit grid.
-template <int MODE, int PAD, bool kFromTheta, typename T>
+// Coordinates of a segment come from theta (kFromTheta) or from an explicit grid.  A run-time
+// flag, tested once per row: as a template parameter it doubled the samplers' instantiations
+// (and the build's time) for no measurable speed.
+template <int MODE, int PAD, typename T>
 void sample_2d_all(const T* x, const T* coords, T* y, int64_t N, int64_t C, const int64_t* in, const int64_t* out,
-                   int64_t coord_batch, int ac, const Workers& workers) {
+                   int64_t coord_batch, int ac, const Workers& workers, const bool kFromTheta) {
   using Row = RowOf<MODE, PAD, T, 2>;
   const int64_t H = in[0], W = in[1], Ho = out[0], Wo = out[1];
   const Image im{C, 1, H, W, ac};
@@ -150,9 +152,9 @@ void sample_2d_all(const T* x, const T* coords, T* y, int64_t N, int64_t C, cons
   });
 }
 
-template <int MODE, int PAD, bool kFromTheta, typename T>
+template <int MODE, int PAD, typename T>
 void sample_3d_all(const T* x, const T* coords, T* y, int64_t N, int64_t C, const int64_t* in, const int64_t* out,
-                   int64_t coord_batch, int ac, const Workers& workers) {
+                   int64_t coord_batch, int ac, const Workers& workers, const bool kFromTheta) {
   using Row = RowOf<MODE, PAD, T, 3>;
   const int64_t D = in[0], H = in[1], W = in[2], Do = out[0], Ho = out[1], Wo = out[2];
   const Image im{C, D, H, W, ac};
@@ -206,23 +208,18 @@ void fast_sample(bool from_theta, int dtype, int spatial_dims, const void* x, co
                  Workers workers) {
   with_dtype(dtype, [&](auto type) {
     using T = decltype(type);
-    auto run = [&](auto from) {
-      constexpr bool kFromTheta = decltype(from)::value;
-      const T *xt = (const T*)x, *ct = (const T*)coords;
-      if (spatial_dims == 2) {
-        with_mode_pad<true>(mode, pad, [&](auto m, auto p) {
-          sample_2d_all<decltype(m)::value, decltype(p)::value, kFromTheta>(xt, ct, (T*)y, N, C, in, out, coord_batch,
-                                                                            ac, workers);
-        });
-      } else {
-        with_mode_pad<false>(mode, pad, [&](auto m, auto p) {
-          sample_3d_all<decltype(m)::value, decltype(p)::value, kFromTheta>(xt, ct, (T*)y, N, C, in, out, coord_batch,
-                                                                            ac, workers);
-        });
-      }
-    };
-    if (from_theta) run(std::true_type{});
-    else run(std::false_type{});
+    const T *xt = (const T*)x, *ct = (const T*)coords;
+    if (spatial_dims == 2) {
+      with_mode_pad<true>(mode, pad, [&](auto m, auto p) {
+        sample_2d_all<decltype(m)::value, decltype(p)::value>(xt, ct, (T*)y, N, C, in, out, coord_batch, ac, workers,
+                                                              from_theta);
+      });
+    } else {
+      with_mode_pad<false>(mode, pad, [&](auto m, auto p) {
+        sample_3d_all<decltype(m)::value, decltype(p)::value>(xt, ct, (T*)y, N, C, in, out, coord_batch, ac, workers,
+                                                              from_theta);
+      });
+    }
     return 0;
   });
 }

@@ -1,0 +1,206 @@
+"""Issue "Matcher II": the mutation fuzzer's silent wrong rewrites, one test per class. Each model
+is built here; each case either stays unfused with a reason or fuses and equals the original."""
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper
+
+import surgeon
+from surgeon_patterns import AffineGridSample
+
+from .builders import G
+
+F16 = TensorProto.FLOAT16
+
+
+def fuse(model):
+    return surgeon.fuse(model, plugins=[AffineGridSample()])
+
+
+def reasons(result) -> str:
+    return " | ".join(r.reason for r in result.report.refusals)
+
+
+def _pair(theta_elem=TensorProto.FLOAT, x_elem=TensorProto.FLOAT, out=(8, 6), ac=0):
+    """theta [N, 2, 3] -> AffineGrid (size from theta's batch and constants) -> GridSample."""
+    g = G()
+    x = g.input("x", ["N", 3, 16, 12], x_elem)
+    theta = g.input("theta", ["N", 2, 3], theta_elem)
+    size = g.op("Concat", g.op("Shape", theta, start=0, end=1), g.ints([3, *out]), axis=0)
+    grid = g.op("AffineGrid", theta, size, out="grid", align_corners=ac)
+    g.op("GridSample", x, grid, out="y", align_corners=ac, mode="linear")
+    g.output("y", x_elem)
+    return g
+
+
+def test_half_affine_grid_size_one_is_measured_not_emulated():
+    # onnxruntime runs a float16 AffineGrid through its function body, which puts a size-1 dim
+    # with align_corners=1 at NaN (the float32 kernel: +1). The probe used to assume +1.
+    result = fuse(_pair(theta_elem=F16, out=(1, 12), ac=1).model(20))
+    assert not result.report.rewrites, result.report.summary()
+    assert "non-finite" in reasons(result), reasons(result)
+
+
+def test_grid_declared_float_but_computed_half_is_refused():
+    # A stale value_info: the rewrite would type the grid float32 where the model computes float16.
+    g = _pair(theta_elem=F16)
+    model = g.model(20)
+    model.graph.value_info.append(helper.make_tensor_value_info("grid", TensorProto.FLOAT, ["N", 8, 6, 2]))
+    result = fuse(model)
+    assert not result.report.rewrites, result.report.summary()
+    assert "declared FLOAT but computes float16" in reasons(result), reasons(result)
+
+
+def test_float_grid_of_a_half_image_is_refused():
+    # The contract types theta as the image: a float32 grid would be computed from a float16 theta.
+    result = fuse(_pair(x_elem=F16).model(20))
+    assert not result.report.rewrites, result.report.summary()
+    assert "the op's theta has the image's type" in reasons(result), reasons(result)
+
+
+def _divided_width(k: int):
+    """Output W = W_in // k: a dim computed from an input dim, which small probe dims hide (k=2:
+    6 and 7 both give 3; k=16: every nearby W gives 0 and the region fails there)."""
+    g = G()
+    x = g.input("x", ["N", 3, "H", "W"])
+    theta = g.input("theta", ["N", 2, 3])
+    shape = g.op("Shape", x)
+    head = g.op("Slice", shape, g.ints([0]), g.ints([3]))
+    width = g.op("Div", g.op("Slice", shape, g.ints([3]), g.ints([4])), g.ints([k]))
+    grid = g.op("AffineGrid", theta, g.op("Concat", head, width, axis=0))
+    g.op("GridSample", x, grid, out="y", mode="linear")
+    g.output("y")
+    return g.model(20)
+
+
+@pytest.mark.parametrize("k", [2, 16])
+def test_output_dim_divided_from_input_dim_keeps_its_size(k):
+    model = _divided_width(k)
+    result = fuse(model)
+    if not result.report.rewrites:
+        assert "computed" in reasons(result), reasons(result)
+        return
+    assert not any("only runs with" in w for r in result.report.rewrites for w in r.warnings)
+    for width in (130, 201):
+        report = surgeon.validate(model, result.model, input_shapes={"x": [2, 3, 8, width], "theta": [2, 2, 3]})
+        assert report.passed, report.summary() if hasattr(report, "summary") else report
+
+
+class _FakeContext:
+    """Just what Writer._pieces asks of a RewriteContext."""
+
+    def __init__(self, shapes):
+        self.shapes, self.nodes = shapes, []
+
+    def shape(self, value):
+        return self.shapes.get(value)
+
+    def dtype(self, value):
+        return TensorProto.INT64
+
+    def fresh_name(self, hint):
+        return f"{hint}_{len(self.nodes)}"
+
+    def add_constant(self, array, hint):
+        return f"const_{hint}"
+
+    def add_node(self, op, inputs, outputs, **attrs):
+        self.nodes.append((op, list(inputs)))
+        return outputs
+
+    def set_shape(self, value, elem, dims):
+        pass
+
+
+def test_size_tensor_of_symbolic_length_is_gathered():
+    # A size tensor declared [S]: its length is not known, so its elements are gathered (the
+    # writer compared a symbolic length with range(): a TypeError inside rewrite()).
+    from surgeon_patterns.writer import Writer
+
+    ctx = _FakeContext({"size": ("S",), "x": ("N", 3, 16, 12)})
+    writer = Writer(ctx, plan=None)
+    out = writer._pieces([("dim", "x", 0), ("dim", "x", 1), ("elem", "size", 2), ("elem", "size", 3)], "size")
+    assert [op for op, _ in ctx.nodes] == ["Shape", "Gather", "Gather", "Concat"], ctx.nodes
+    assert ctx.nodes[2][1][0] == "size" and out.startswith("size")
+
+
+def test_half_grid_kept_as_a_grid_declares_its_tolerance():
+    # The grid is computed in float16 and is also a graph output: the rewrite writes a float16
+    # AffineGrid, which rounds once where the original rounds at every step; validate must hold
+    # it to the declared tolerance, not to float16's default.
+    g = G()
+    x = g.input("x", ["N", 3, 16, 12])
+    theta = g.op("Cast", g.input("theta", ["N", 2, 3]), to=F16)
+    size = g.op("Concat", g.op("Shape", theta, start=0, end=1), g.ints([3, 8, 6]), axis=0)
+    grid = g.op("AffineGrid", theta, size, out="grid")
+    g.op("GridSample", x, grid, out="y", mode="linear")
+    g.output("y")
+    g.output("grid", F16)
+    result = fuse(g.model(20))
+    assert len(result.report.rewrites) == 1, reasons(result)
+    warnings = " ".join(result.report.rewrites[0].warnings)
+    assert "validate holds it to atol" in warnings, warnings
+
+
+def test_empty_constant_grid_is_refused_not_raised():
+    g = G()
+    x = g.input("x", ["N", 3, 16, 12])
+    g.op("GridSample", x, g.const(np.zeros([0, 8, 6, 2], np.float32), "grid"), out="y", mode="linear")
+    g.output("y")
+    result = fuse(g.model(20))
+    assert not result.report.rewrites
+    assert " raised " not in reasons(result), reasons(result)
+
+
+def test_grid_for_a_sampler_of_other_align_corners_is_written_once():
+    # The grid's align_corners differs from the sampler's: an AffineGrid is written for the
+    # sampler to keep reading. It used to be rewritten on every pass (32 rewrites), the last one
+    # from the float32 AffineGrid, dropping the half-precision tolerance the first declared.
+    g = G()
+    x = g.input("x", ["N", 3, 16, 12])
+    theta = g.op("Cast", g.input("theta", ["N", 2, 3]), to=F16)
+    size = g.op("Concat", g.op("Shape", theta, start=0, end=1), g.ints([3, 8, 6]), axis=0)
+    grid = g.op("Cast", g.op("AffineGrid", theta, size, align_corners=0), to=TensorProto.FLOAT)
+    g.op("GridSample", x, grid, out="y", align_corners=1, mode="linear")
+    g.output("y")
+    model = g.model(20)
+    result = fuse(model)
+    assert len(result.report.rewrites) == 1, result.report.summary()
+    custom = [n for n in result.model.graph.node if n.domain == "custom.ops"]
+    assert [p.key for n in custom for p in n.metadata_props if p.key == "surgeon.atol"], custom
+    report = surgeon.validate(model, result.model, input_shapes={"x": [2, 3, 16, 12], "theta": [2, 2, 3]})
+    assert report.passed
+
+
+def test_nearest_sampling_of_a_half_grid_is_refused():
+    # float16 theta into a float16 AffineGrid, sampled nearest: the rewrite's float32 grid picks
+    # other pixels where the half grid's rounding crosses a pixel edge (errors of 1 on [-1, 1]).
+    g = G()
+    x = g.input("x", ["N", 3, 16, 12])
+    theta = g.input("theta", ["N", 2, 3], F16)
+    size = g.op("Concat", g.op("Unsqueeze", g.op("Gather", g.op("Shape", x), g.ints(0), axis=0), g.ints([0])),
+                g.ints([3, 24, 20]), axis=0)
+    grid = g.op("AffineGrid", theta, size, align_corners=1)
+    g.op("GridSample", x, grid, out="y", align_corners=1, mode="nearest", padding_mode="border")
+    g.output("y")
+    result = fuse(g.model(20))
+    assert not result.report.rewrites, result.report.summary()
+    assert "nearest sampling of a grid computed in half precision" in reasons(result), reasons(result)
+
+
+def test_half_affine_grid_bilinear_fuses_and_matches():
+    # The control: the same half grid sampled bilinearly fuses (emulated as onnxruntime's
+    # function body computes it) and validate holds it to the declared tolerance.
+    g = G()
+    x = g.input("x", ["N", 3, 16, 12])
+    theta = g.input("theta", ["N", 2, 3], F16)
+    size = g.op("Concat", g.op("Unsqueeze", g.op("Gather", g.op("Shape", x), g.ints(0), axis=0), g.ints([0])),
+                g.ints([3, 24, 20]), axis=0)
+    grid = g.op("AffineGrid", theta, size, align_corners=1)
+    g.op("GridSample", x, grid, out="y", align_corners=1, mode="linear", padding_mode="border")
+    g.output("y")
+    model = g.model(20)
+    result = fuse(model)
+    assert len(result.report.rewrites) == 1, reasons(result)
+    report = surgeon.validate(model, result.model, input_shapes={"x": [3, 3, 16, 12], "theta": [3, 2, 3]})
+    assert report.passed

@@ -1,0 +1,59 @@
+"""The fuzzer's own cases of issue "Matcher II", replayed (each is rebuilt from seed and index):
+none may be a silent wrong result or a pattern exception, and a near miss counts as a refusal."""
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _fuzz():
+    spec = importlib.util.spec_from_file_location("fuzz_bench", ROOT / "benchmarks" / "fuzz.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def replay(case: str) -> dict:
+    fuzz = _fuzz()
+    samples = sorted(p.name for p in fuzz.SAMPLES.glob("*.onnx"))
+    manifest = json.loads((fuzz.SAMPLES / "manifest.json").read_text())
+    seed, index = map(int, case.split(":"))
+    return fuzz.run_case(seed, index, samples, manifest)
+
+
+# seed:index -> the class it stood for
+CASES = {
+    "2026:688": "float16 theta into a standard AffineGrid with a size-1 dim",
+    "2026:642": "grid declared float32, computed in float16",
+    "2026:4111": "output W = W // 2 looked static on nearby probe dims",
+    "2026:19623": "output W = N // 2 with W and N one symbol",
+    "2026:30608": "float16 grid kept as a grid: no declared tolerance",
+    "2026:4832": "float32 grid of a float16 image: theta rounded to half",
+    "2026:608": "empty constant grid: ValueError in match",
+    "7:3508": "a grid for a sampler of other align_corners, rewritten on every pass",
+    "2026:1564": "nearest sampling of a float16 grid",
+    "2026:15652": "float16 theta into the seed's AffineGrid declared float32",
+    "2026:19299": "float32 constant grid of a float16 image: the fitted theta rounded to half",
+    "2026:2080": "reference engine: a scalar fed between stages became 1-d",
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_replayed_case_is_not_a_silent_wrong(case):
+    verdict = replay(case)
+    assert verdict["kind"] not in ("wrong", "broken", "crash"), (CASES[case], verdict)
+    assert "raised" not in verdict, (CASES[case], verdict)
+
+
+def test_near_miss_counts_as_refused():
+    verdict = replay("2026:688")
+    assert verdict["kind"] == "refused" and verdict["detail"], verdict
+
+
+def test_scalar_between_stages_stays_a_scalar():
+    verdict = replay("2026:2080")  # a Gather index computed before a custom node, read after it
+    assert verdict["kind"] == "fused", verdict
