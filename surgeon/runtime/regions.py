@@ -69,14 +69,30 @@ def _customs_within(node: NodeProto, is_custom) -> list[NodeProto]:
     return found
 
 
-def find_regions(original: ModelProto, rewritten: ModelProto, is_custom) -> list[Region]:
-    """``is_custom(node)``: whether a node is one a rewrite wrote (a custom op)."""
+def _live(nodes: list[NodeProto], reads: list[list[str]], producer: dict[str, int], outputs: list[str]) -> set[int]:
+    """The nodes some graph output depends on."""
+    live: set[int] = set()
+    stack = [producer[o] for o in outputs if o in producer]
+    while stack:
+        i = stack.pop()
+        if i not in live:
+            live.add(i)
+            stack.extend(producer[r] for r in reads[i] if r in producer)
+    return live
+
+
+def find_regions(original: ModelProto, rewritten: ModelProto, is_custom) -> tuple[list[Region], int]:
+    """``is_custom(node)``: whether a node is one a rewrite wrote (a custom op). Also returns
+    how many custom nodes no output depends on: never run, so never checked (a dead branch may
+    compute what cannot be computed, a division by zero, which the model never does)."""
     known = top_level_values(original.graph)
     graph = rewritten.graph
     nodes = list(graph.node)
     inits = {t.name for t in graph.initializer}
     producer = {o: i for i, n in enumerate(nodes) for o in n.output if o}
     reads = [_reads(n) for n in nodes]
+    live = _live(nodes, reads, producer, [o.name for o in graph.output])
+    dead = sum(len(_customs_within(n, is_custom)) for i, n in enumerate(nodes) if i not in live)
     consumers: dict[str, list[int]] = {}
     for i, names in enumerate(reads):
         for r in names:
@@ -85,7 +101,7 @@ def find_regions(original: ModelProto, rewritten: ModelProto, is_custom) -> list
     taken: set[int] = set()
     regions = []
     for seed, node in enumerate(nodes):
-        if seed in taken or not _customs_within(node, is_custom):
+        if seed in taken or seed not in live or not _customs_within(node, is_custom):
             continue
         members: set[int] = set()
         constants: dict[str, None] = {}
@@ -124,7 +140,7 @@ def find_regions(original: ModelProto, rewritten: ModelProto, is_custom) -> list
                         leaves[r] = None
         region.leaves = list(leaves)
         regions.append(region)
-    return regions
+    return regions, dead
 
 
 def check_model(regions: list[Region], rewritten: LoadedModel, leaf_values: dict[str, np.ndarray],

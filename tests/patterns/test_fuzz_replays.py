@@ -39,6 +39,7 @@ CASES = {
     "2026:15652": "float16 theta into the seed's AffineGrid declared float32",
     "2026:19299": "float32 constant grid of a float16 image: the fitted theta rounded to half",
     "2026:2080": "reference engine: a scalar fed between stages became 1-d",
+    "2027:19669": "validate ran a dead branch that divides by zero",
 }
 
 
