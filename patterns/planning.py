@@ -14,9 +14,15 @@ from .samplers import Sampler
 from .symbols import Symbols
 from .writer import Plan
 
-# A grid rounded to half precision moves samples by up to ~1e-3 of the image: outputs of a
-# rewrite computing it in float32 differ by up to ~5e-3 on the samples (measured); twice that.
+# A grid rounded to half precision moves samples by a few 2^-11 of the image's half-width, so
+# in pixels by an amount that grows with the image: a rewrite computing it exactly differs from
+# the original by up to RATE * (largest image dim) on validate's images in [-1, 1] (measured on
+# validate's thetas: bilinear 1.6e-3/px at 256 px, bicubic 2.2e-3/px; reflection folds back
+# coordinates far outside, where half rounds coarser: up to 2x). Declared with margin, never
+# below HALF_GRID_ATOL; past HALF_GRID_CEILING (1/16 of that range) it is no equality at all.
 HALF_GRID_ATOL = 2e-2
+HALF_GRID_RATE = {"bilinear": 2e-3, "bicubic": 3.5e-3}
+HALF_GRID_CEILING = 0.125
 
 FUSED, AFFINE, TENSORRT = "fused-grid-sample", "affine-grid", "tensorrt"
 TARGETS = (FUSED, AFFINE, TENSORRT)  # tensorrt: the fused form in the TensorRT profile (surgeon_ops.tensorrt)
@@ -59,6 +65,10 @@ def make_plan(ctx: MatchContext, sampler: Sampler, found: Recognition, target: s
     elem = ctx.dtype(sampler.x) or TensorProto.FLOAT
     if form == "grid":
         elem = ctx.dtype(sampler.grid) or elem
+    if elem not in _CONTRACT_TYPES:
+        what = "grid" if form == "grid" else "image"
+        return (f"the {what} is {TensorProto.DataType.Name(elem).lower()}: custom.ops ops take float32 or "
+                "float16 (OPS.md)")
     declared = ctx.dtype(sampler.grid)
     if declared and verdict.grid_dtype is not None and np.dtype(helper.tensor_dtype_to_np_dtype(declared)) != \
             verdict.grid_dtype:  # a verdict shared by identical chains: this chain's declared type is checked here
@@ -100,11 +110,14 @@ def make_plan(ctx: MatchContext, sampler: Sampler, found: Recognition, target: s
                 "rounded differently and picks other pixels, which no tolerance bounds")
     if verdict.precision in _HALF:
         # also when the rewrite's type is half: the op rounds once, the original at every step
-        atol = HALF_GRID_ATOL
-        how = "in float32" if elem in (TensorProto.FLOAT, TensorProto.DOUBLE) else "rounded once"
+        atol = _half_grid_atol(image_decl[2:], sampler, verdict.precision)
+        if isinstance(atol, str):
+            return atol
+        how = "in float32" if elem == TensorProto.FLOAT else "rounded once"
         warnings.append(f"the original computes the grid in {verdict.precision} precision, the rewrite {how} "
-                        f"from the same theta: outputs differ by about 1e-2 (validate holds it to atol {atol:g})")
-    return Plan(atol=atol, 
+                        f"from the same theta: outputs differ by up to ~{atol / 2:.2g} per unit of image range "
+                        f"(validate holds it to atol {atol:g})")
+    return Plan(atol=atol,
         form=form, image=sampler.x, theta=theta, grid=sampler.grid,
         output=sampler.node.outputs[0] if sampler.node.outputs else None, k=k,
         layout=found.layout, align_corners=verdict.align_corners, mode=sampler.mode,
@@ -118,6 +131,22 @@ def make_plan(ctx: MatchContext, sampler: Sampler, found: Recognition, target: s
     )
 
 
+def _half_grid_atol(spatial, sampler: Sampler, precision: str) -> float | str:
+    """The tolerance a rewrite of a half-precision grid declares, or why none can be."""
+    if not spatial or not all(isinstance(d, int) and d > 0 for d in spatial):
+        return (f"the grid is computed in {precision} precision and the image's size is not static: the rounding's "
+                "effect grows with the size, so no tolerance can be declared (compute the grid in float32)")
+    rate = HALF_GRID_RATE.get(sampler.mode, max(HALF_GRID_RATE.values()))
+    rate *= (2 if sampler.padding_mode == "reflection" else 1) * (8 if precision == "bfloat16" else 1)  # 3 fewer bits
+    atol = max(HALF_GRID_ATOL, rate * max(spatial))
+    if atol > HALF_GRID_CEILING:
+        return (f"the grid is computed in {precision} precision: at {max(spatial)} px its rounding moves samples "
+                f"so far that outputs differ by up to ~{atol / 2:.2g} per unit of image range, which is no equality "
+                "(compute the grid in float32, e.g. affine_grid(theta.float(), ...), and it fuses exactly)")
+    return round(atol, 4)
+
+
+_CONTRACT_TYPES = (TensorProto.FLOAT, TensorProto.FLOAT16)  # OPS.md: X and theta, grid the same
 _WIDTH = {TensorProto.DOUBLE: 3, TensorProto.FLOAT: 2, TensorProto.FLOAT16: 1, TensorProto.BFLOAT16: 1}
 _HALF = ("half", "bfloat16")
 

@@ -147,6 +147,9 @@ class Prober(Ties, Conclusions):
         elif self.mode == "map":
             if not self._find_map(base):
                 return Failure("no affine map of theta gives this grid", ran=True)
+            if not np.any(self.source.theta_map.weight):  # e.g. Clip(theta, 0, 0): 0 * theta is NaN at inf
+                return Failure("the grid reads theta but no value of it changes the grid: a rewrite reading "
+                               "theta differs wherever theta is not finite", ran=True)
         count = self._theta_count(base)
         runs = math.ceil(KIND_COUNT / count) if self.source.fed and count else 1
         return self.check(base, self.acs, 0, runs)

@@ -204,3 +204,71 @@ def test_half_affine_grid_bilinear_fuses_and_matches():
     assert len(result.report.rewrites) == 1, reasons(result)
     report = surgeon.validate(model, result.model, input_shapes={"x": [3, 3, 16, 12], "theta": [3, 2, 3]})
     assert report.passed
+
+
+def _half_grid(hw, padding="zeros", mode="linear"):
+    """A float16 theta into AffineGrid, cast to float32 for a float32 image of spatial dims hw."""
+    g = G()
+    x = g.input("x", ["N", 3, *hw])
+    theta = g.op("Cast", g.input("theta", ["N", 2, 3]), to=F16)
+    size = g.op("Concat", g.op("Shape", theta, start=0, end=1), g.ints([3, 8, 6]), axis=0)
+    grid = g.op("Cast", g.op("AffineGrid", theta, size), to=TensorProto.FLOAT)
+    g.op("GridSample", x, grid, out="y", mode=mode, padding_mode=padding)
+    g.output("y")
+    return g.model(20)
+
+
+def _declared_atol(result) -> float:
+    [node] = [n for n in result.model.graph.node if n.domain == "custom.ops"]
+    return float({e.key: e.value for e in node.metadata_props}["surgeon.atol"])
+
+
+@pytest.mark.parametrize("hw, padding, mode, atol", [
+    ((16, 12), "zeros", "linear", 0.032), ((16, 12), "reflection", "linear", 0.064),
+    ((16, 12), "zeros", "cubic", 0.056), ((40, 24), "zeros", "linear", 0.08)])
+def test_half_grid_tolerance_grows_with_the_image(hw, padding, mode, atol):
+    # A half grid's rounding moves samples by a share of the image: in pixels it grows with the
+    # size (2026:8245, 2028:26990, 2028:32530 differed past a flat 0.02 at 16 px).
+    model = _half_grid(hw, padding, mode)
+    result = fuse(model)
+    assert len(result.report.rewrites) == 1, reasons(result)
+    assert _declared_atol(result) == pytest.approx(atol)
+    report = surgeon.validate(model, result.model, input_shapes={"x": [4, 3, *hw], "theta": [4, 2, 3]})
+    assert report.passed and report.outputs[0].atol == pytest.approx(atol), report.summary()
+
+
+def test_half_grid_of_a_large_image_is_refused():
+    result = fuse(_half_grid((256, 256)))
+    assert not result.report.rewrites, result.report.summary()
+    assert "at 256 px its rounding moves samples so far" in reasons(result), reasons(result)
+
+
+def test_half_grid_of_an_image_of_dynamic_size_is_refused():
+    result = fuse(_half_grid(("H", "W")))
+    assert not result.report.rewrites, result.report.summary()
+    assert "the image's size is not static" in reasons(result), reasons(result)
+
+
+def test_double_image_is_refused():
+    result = fuse(_pair(theta_elem=TensorProto.DOUBLE, x_elem=TensorProto.DOUBLE).model(20))
+    assert not result.report.rewrites, result.report.summary()
+    assert "the image is double: custom.ops ops take float32 or float16 (OPS.md)" in reasons(result)
+
+
+def test_grid_that_reads_theta_but_ignores_it_is_refused():
+    # Clip(theta, 0, 0) inside the decomposition: the grid is the same for every theta, a zero
+    # map of it. A rewrite reading theta through that map gives NaN where theta is infinite
+    # (2029:18459 divides theta by 0 first); the original gives 0.
+    g = G()
+    x = g.input("x", ["N", 3, 16, 12])
+    ys, xs = np.meshgrid((np.arange(8) * 2 + 1) / 8 - 1, (np.arange(6) * 2 + 1) / 6 - 1, indexing="ij")
+    base = np.stack([xs, ys, np.ones_like(xs)], -1).reshape(48, 3, 1).astype(np.float32)
+    t = g.op("Unsqueeze", g.op("Transpose", g.input("theta", ["N", 2, 3]), perm=[0, 2, 1]), g.ints([1]))
+    t = g.op("Clip", t, g.const(np.float32(0), "lo"), g.const(np.float32(0), "hi"))
+    grid = g.op("Reshape", g.op("ReduceSum", g.op("Mul", g.const(base), t), g.ints([-2]), keepdims=0),
+                g.ints([-1, 8, 6, 2]))
+    g.op("GridSample", x, grid, out="y")
+    g.output("y")
+    result = fuse(g.model(18))
+    assert not result.report.rewrites, result.report.summary()
+    assert "the grid reads theta but no value of it changes the grid" in reasons(result), reasons(result)

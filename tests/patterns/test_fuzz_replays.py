@@ -40,6 +40,11 @@ CASES = {
     "2026:19299": "float32 constant grid of a float16 image: the fitted theta rounded to half",
     "2026:2080": "reference engine: a scalar fed between stages became 1-d",
     "2027:19669": "validate ran a dead branch that divides by zero",
+    "2028:1282": "a float64 image fused into an op the contract types float32/float16",
+    "2028:26990": "float16 grid, reflection padding: differs past the flat half-grid tolerance",
+    "2028:32530": "float16 grid, bicubic: differs past the flat half-grid tolerance",
+    "2026:8245": "float16 grid, one channel: 0.0232 past the flat half-grid tolerance 0.02",
+    "2029:18459": "theta / 0 clipped to 0: a zero map of an infinite theta is NaN",
 }
 
 
@@ -58,3 +63,9 @@ def test_near_miss_counts_as_refused():
 def test_scalar_between_stages_stays_a_scalar():
     verdict = replay("2026:2080")  # a Gather index computed before a custom node, read after it
     assert verdict["kind"] == "fused", verdict
+
+
+def test_double_image_is_refused_by_the_contract():
+    verdict = replay("2028:1282")
+    assert verdict["kind"] == "refused", verdict
+    assert "the image is double: custom.ops ops take float32 or float16" in verdict["detail"], verdict
