@@ -24,6 +24,7 @@ from onnx import ModelProto, TensorProto, numpy_helper
 from .datafile import ExternalRef, resolve
 from .errors import SurgeonError
 from .graph.node import subgraphs_of
+from .graph.propagation import propagation_hazard
 from .wire import tensor_nbytes
 
 _KNOWN_TYPES = set(TensorProto.DataType.values()) - {TensorProto.UNDEFINED}
@@ -239,11 +240,11 @@ _PROPAGATE_AT_MOST = 4096
 def infer_skeleton(proto: ModelProto, keep_small: int = 64) -> ModelProto | None:
     """ONNX shape inference on the weight-free skeleton (None when it fails), with data
     propagation (sizes computed by Shape -> Gather -> Concat chains) unless a 1-D value of
-    the graph is too long for it: then without."""
+    the graph is too long for it or it would crash (``propagation_hazard``): then without."""
     skeleton = skeleton_model(proto, keep_small)
     try:
         plain = onnx.shape_inference.infer_shapes(skeleton)
-        if _long_vector(plain.graph):
+        if _long_vector(plain.graph) or propagation_hazard(skeleton):
             return plain
         return onnx.shape_inference.infer_shapes(skeleton, data_prop=True)
     except Exception:  # inference is best effort: custom ops or odd models may upset it

@@ -22,6 +22,7 @@ from ..errors import SurgeonError, ort_message
 from .fold import MAX_READ, ConstantFolder
 from .index import GraphIndex, reads_of
 from .node import Node
+from .propagation import propagation_hazard
 
 MAX_VALUE = 1 << 23  # elements of any one value a probe feeds, reads or computes
 _SMALL_INTS = 64  # int feeds up to this size are sizes: shape inference is told their values
@@ -149,7 +150,7 @@ def oversized(model: ModelProto, feeds: dict[str, np.ndarray]) -> str | None:
         if value.dtype.kind in "iu" and value.size <= _SMALL_INTS:
             graph.input.remove(vi)
             graph.initializer.append(numpy_helper.from_array(value, vi.name))
-    for data_prop in (False, True):
+    for data_prop in (False, True) if propagation_hazard(sized) is None else (False,):
         try:
             inferred = onnx.shape_inference.infer_shapes(sized, data_prop=data_prop)
         except Exception:  # inference is best effort; onnxruntime reports real errors itself
