@@ -312,10 +312,13 @@ def run_case(seed: int, index: int, samples: list[str], manifest: dict) -> dict:
 
 def _same(a: dict, b: dict) -> bool:
     """Two runs of one model gave the same outputs (NaN where NaN)."""
-    return a.keys() == b.keys() and all(
-        np.asarray(a[k]).shape == np.asarray(b[k]).shape
-        and np.array_equal(np.asarray(a[k]), np.asarray(b[k]), equal_nan=np.asarray(a[k]).dtype.kind in "fc")
-        for k in a)
+    if a.keys() != b.keys():
+        return False
+    for name in a:
+        x, y = np.asarray(a[name]), np.asarray(b[name])
+        if x.shape != y.shape or not np.array_equal(x, y, equal_nan=x.dtype.kind in "fc"):
+            return False
+    return True
 
 
 def _runtime_failure(text: str) -> bool:

@@ -3,15 +3,14 @@ pieces of the size and of theta's batch, the declared output dims, and the repor
 
 from __future__ import annotations
 
-import numpy as np
 from onnx import TensorProto, helper
 
 from surgeon import MatchContext
 
-from .probe import Verdict
 from .recognise import Recognition
 from .samplers import Sampler
 from .symbols import Symbols
+from .verdict import Verdict, stale_grid_type
 from .writer import Plan
 
 # A grid rounded to half precision moves samples by a few 2^-11 of the image's half-width, so
@@ -69,10 +68,9 @@ def make_plan(ctx: MatchContext, sampler: Sampler, found: Recognition, target: s
         what = "grid" if form == "grid" else "image"
         return (f"the {what} is {TensorProto.DataType.Name(elem).lower()}: custom.ops ops take float32 or "
                 "float16 (OPS.md)")
-    declared = ctx.dtype(sampler.grid)
-    if declared and verdict.grid_dtype is not None and np.dtype(helper.tensor_dtype_to_np_dtype(declared)) != \
-            verdict.grid_dtype:  # a verdict shared by identical chains: this chain's declared type is checked here
-        return f"the grid is declared {TensorProto.DataType.Name(declared)} but computes {verdict.grid_dtype}"
+    stale = stale_grid_type(ctx.dtype(sampler.grid), verdict.grid_dtype)
+    if stale:  # a verdict shared by identical chains: this chain's declared type is checked here
+        return stale
     theta_elem = ctx.dtype(theta) if theta else None
     if verdict.theta_value is not None:  # fitted to a constant grid: its precision is the grid's
         theta_elem = helper.np_dtype_to_tensor_dtype(verdict.grid_dtype) if verdict.grid_dtype else TensorProto.FLOAT
@@ -158,7 +156,7 @@ def _narrowing(verdict: Verdict, theta_elem, elem) -> str | None:
     large: it cannot be proved equal."""
     if verdict.precision in _HALF or theta_elem is None:
         return None
-    if _WIDTH.get(elem, 2) <= 1 < _WIDTH.get(theta_elem, 2):
+    if elem == TensorProto.FLOAT16 and _WIDTH.get(theta_elem, 2) > 1:  # elem: float32 or float16 here
         return (f"the grid is computed in {TensorProto.DataType.Name(theta_elem).lower()} but the image is "
                 f"{TensorProto.DataType.Name(elem).lower()}: the op's theta has the image's type and would round it")
     return None

@@ -30,7 +30,7 @@ from .symbols import Symbols
 from .thetas import KIND_COUNT
 from .ties import Ties
 from .trace import Trace, theta_layout
-from .verdict import Failure, Outcome, Verdict
+from .verdict import Failure, Outcome, Verdict, stale_grid_type
 from .verify import TOLERANCES, Agreement, compare, precision
 
 BATCH_POOL = (2, 3, 4, 5, 6, 7, 8)
@@ -116,11 +116,9 @@ class Prober(Ties, Conclusions):
                 return Failure(f"the grid has shape {list(grid.shape)} and type {grid.dtype}, not "
                                f"[N, {'D, ' if self.k == 3 else ''}H, W, {self.k}] floats", ran=True)
             self.grid_dtype = grid.dtype
-            declared = self.ctx.dtype(self.trace.grid)
-            if declared and np.dtype(helper.tensor_dtype_to_np_dtype(declared)) != grid.dtype:
-                # stale declared types: a rewrite typed from them would change the grid's type
-                return Failure(f"the grid is declared {TensorProto.DataType.Name(declared)} but computes "
-                               f"{grid.dtype}", ran=True)
+            stale = stale_grid_type(self.ctx.dtype(self.trace.grid), grid.dtype)
+            if stale:
+                return Failure(stale, ran=True)
             expected = self.source.expected(thetas)
             if expected.shape[0] not in (1, grid.shape[0]):
                 return Failure(f"the grid's batch {grid.shape[0]} is neither theta's ({expected.shape[0]}) "

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from onnx import TensorProto, helper
 
 from .reparam import ThetaMap
 from .verify import Agreement
@@ -45,3 +46,11 @@ class Failure:
     ran: bool  # the region ran, its grid did not verify
     nonfinite: bool = False
     grid_batch: int | None = None  # the grid's batch when it ran
+
+
+def stale_grid_type(declared: int | None, computed: np.dtype | None) -> str | None:
+    """Why a grid declared ``declared`` (an ONNX type) but computed ``computed`` cannot be
+    rewritten: a rewrite typed from the declaration would change the grid's type."""
+    if not declared or computed is None or np.dtype(helper.tensor_dtype_to_np_dtype(declared)) == computed:
+        return None
+    return f"the grid is declared {TensorProto.DataType.Name(declared)} but computes {computed}"

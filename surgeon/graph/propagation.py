@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 from onnx import GraphProto, ModelProto, numpy_helper
 
-from .node import subgraphs_of
+from .fold import constant_attribute
+from .node import Node, is_op, subgraphs_of
 
 _STEP_LIMIT = 2**31 - 1
 
@@ -22,17 +23,11 @@ def propagation_hazard(model: ModelProto) -> str | None:
 
 
 def _in_graph(graph: GraphProto) -> str | None:
-    constants = {t.name: t for t in graph.initializer}
+    initializers = {t.name: t for t in graph.initializer}
+    constants = {n.output[0]: n for n in graph.node if is_op(n, "Constant") and n.output}
     for node in graph.node:
-        if node.op_type == "Constant" and node.output:
-            value = next((a.t for a in node.attribute if a.name == "value"), None)
-            if value is not None:
-                constants[node.output[0]] = value
-    for node in graph.node:
-        if node.op_type == "Slice" and node.domain in ("", "ai.onnx") and len(node.input) > 4:
-            steps = constants.get(node.input[4])
-            if steps is not None and _too_large(steps):
-                return f"Slice {node.name or node.output[0]!r} has a step past 2^31"
+        if is_op(node, "Slice") and len(node.input) > 4 and _too_large(node.input[4], initializers, constants):
+            return f"Slice {node.name or node.output[0]!r} has a step past 2^31"
         for sub in subgraphs_of(node):
             found = _in_graph(sub)
             if found:
@@ -40,9 +35,16 @@ def _in_graph(graph: GraphProto) -> str | None:
     return None
 
 
-def _too_large(tensor) -> bool:
+def _too_large(name: str, initializers: dict, constants: dict) -> bool:
     try:
-        values = numpy_helper.to_array(tensor)
+        if name in constants:
+            values = constant_attribute(Node(constants[name], 0))
+        elif name in initializers:
+            values = numpy_helper.to_array(initializers[name])
+        else:
+            return False
     except Exception:  # unreadable (external, truncated): onnx will not read it either
         return False
-    return values.dtype.kind in "iu" and bool(np.any(np.abs(values.astype(np.float64)) > _STEP_LIMIT))
+    if values is None or values.dtype.kind not in "iu":
+        return False
+    return bool(np.any(np.abs(values.astype(np.float64)) > _STEP_LIMIT))

@@ -69,7 +69,7 @@ def _customs_within(node: NodeProto, is_custom) -> list[NodeProto]:
     return found
 
 
-def _live(nodes: list[NodeProto], reads: list[list[str]], producer: dict[str, int], outputs: list[str]) -> set[int]:
+def _live(reads: list[list[str]], producer: dict[str, int], outputs: list[str]) -> set[int]:
     """The nodes some graph output depends on."""
     live: set[int] = set()
     stack = [producer[o] for o in outputs if o in producer]
@@ -91,7 +91,7 @@ def find_regions(original: ModelProto, rewritten: ModelProto, is_custom) -> tupl
     inits = {t.name for t in graph.initializer}
     producer = {o: i for i, n in enumerate(nodes) for o in n.output if o}
     reads = [_reads(n) for n in nodes]
-    live = _live(nodes, reads, producer, [o.name for o in graph.output])
+    live = _live(reads, producer, [o.name for o in graph.output])
     dead = sum(len(_customs_within(n, is_custom)) for i, n in enumerate(nodes) if i not in live)
     consumers: dict[str, list[int]] = {}
     for i, names in enumerate(reads):

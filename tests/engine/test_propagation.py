@@ -12,14 +12,17 @@ from onnx import TensorProto, helper, numpy_helper
 from surgeon.graph.propagation import propagation_hazard
 
 
-def _sliced_shape(step: int, as_initializer: bool = False) -> onnx.ModelProto:
+def _sliced_shape(step: int, form: str = "value") -> onnx.ModelProto:
+    """Shape(ref) sliced with ``step``, held as a Constant's ``value`` or ``value_ints``, or an initializer."""
     def const(name, value):
         return helper.make_node("Constant", [], [name], value=numpy_helper.from_array(np.array(value, np.int64)))
 
     consts = [const("st", [1]), const("en", [2**63 - 1]), const("ax", [0])]
     inits = []
-    if as_initializer:
+    if form == "initializer":
         inits.append(numpy_helper.from_array(np.array([step], np.int64), "sp"))
+    elif form == "value_ints":
+        consts.append(helper.make_node("Constant", [], ["sp"], value_ints=[step]))
     else:
         consts.append(const("sp", [step]))
     nodes = [helper.make_node("Shape", ["ref"], ["s"]), *consts,
@@ -34,8 +37,8 @@ def _sliced_shape(step: int, as_initializer: bool = False) -> onnx.ModelProto:
 @pytest.mark.parametrize("step, hazard", [(1, False), (100, False), (2**31 - 1, False), (2**31, True),
                                           (2**40, True), (-(2**40), True)])
 def test_a_step_past_2_31_is_a_hazard(step, hazard):
-    assert (propagation_hazard(_sliced_shape(step)) is not None) == hazard
-    assert (propagation_hazard(_sliced_shape(step, as_initializer=True)) is not None) == hazard
+    for form in ("value", "value_ints", "initializer"):
+        assert (propagation_hazard(_sliced_shape(step, form)) is not None) == hazard, form
 
 
 def test_inference_survives_a_huge_slice_step(tmp_path):

@@ -172,18 +172,24 @@ def test_grid_for_a_sampler_of_other_align_corners_is_written_once():
     assert report.passed
 
 
-def test_nearest_sampling_of_a_half_grid_is_refused():
-    # float16 theta into a float16 AffineGrid, sampled nearest: the rewrite's float32 grid picks
-    # other pixels where the half grid's rounding crosses a pixel edge (errors of 1 on [-1, 1]).
+def _half_theta_grid(mode: str):
+    """A float16 theta input into a float16 AffineGrid (size from the image's batch), sampled
+    with ``mode`` and border padding, align_corners=1."""
     g = G()
     x = g.input("x", ["N", 3, 16, 12])
     theta = g.input("theta", ["N", 2, 3], F16)
     size = g.op("Concat", g.op("Unsqueeze", g.op("Gather", g.op("Shape", x), g.ints(0), axis=0), g.ints([0])),
                 g.ints([3, 24, 20]), axis=0)
     grid = g.op("AffineGrid", theta, size, align_corners=1)
-    g.op("GridSample", x, grid, out="y", align_corners=1, mode="nearest", padding_mode="border")
+    g.op("GridSample", x, grid, out="y", align_corners=1, mode=mode, padding_mode="border")
     g.output("y")
-    result = fuse(g.model(20))
+    return g.model(20)
+
+
+def test_nearest_sampling_of_a_half_grid_is_refused():
+    # The rewrite's float32 grid picks other pixels where the half grid's rounding crosses a
+    # pixel edge (errors of 1 on [-1, 1]).
+    result = fuse(_half_theta_grid("nearest"))
     assert not result.report.rewrites, result.report.summary()
     assert "nearest sampling of a grid computed in half precision" in reasons(result), reasons(result)
 
@@ -191,15 +197,7 @@ def test_nearest_sampling_of_a_half_grid_is_refused():
 def test_half_affine_grid_bilinear_fuses_and_matches():
     # The control: the same half grid sampled bilinearly fuses (emulated as onnxruntime's
     # function body computes it) and validate holds it to the declared tolerance.
-    g = G()
-    x = g.input("x", ["N", 3, 16, 12])
-    theta = g.input("theta", ["N", 2, 3], F16)
-    size = g.op("Concat", g.op("Unsqueeze", g.op("Gather", g.op("Shape", x), g.ints(0), axis=0), g.ints([0])),
-                g.ints([3, 24, 20]), axis=0)
-    grid = g.op("AffineGrid", theta, size, align_corners=1)
-    g.op("GridSample", x, grid, out="y", align_corners=1, mode="linear", padding_mode="border")
-    g.output("y")
-    model = g.model(20)
+    model = _half_theta_grid("linear")
     result = fuse(model)
     assert len(result.report.rewrites) == 1, reasons(result)
     report = surgeon.validate(model, result.model, input_shapes={"x": [3, 3, 16, 12], "theta": [3, 2, 3]})
