@@ -4,7 +4,7 @@ GridSample model) and cv2.warpAffine (theta turned into its pixel-space inverse 
 GPU, also the CUDA kernel against torch on the GPU, with the memory bandwidth achieved.
 
     python benchmarks/kernels.py [--reps 15] [--threads 1 2] [--shapes 1x3x512x512 ...] [--gpu-only]
-    python benchmarks/kernels.py --table [--reps 9]   # every mode x padding x align_corners
+    python benchmarks/kernels.py --table [--reps 9] [--modes nearest ...]   # every mode x padding x align_corners
 
 --table times every 2-D mode x padding x align_corners (and 3-D trilinear / nearest with each
 padding) at one thread against torch, bilinear-zeros of the same shape and, for 3-channel 2-D
@@ -144,7 +144,7 @@ CV2_BORDER = {("zeros", 0): "BORDER_CONSTANT", ("zeros", 1): "BORDER_CONSTANT", 
               ("reflection", 1): "BORDER_REFLECT_101"}
 
 
-def combo_table(reps: int, shapes=None, shapes_3d=None) -> None:
+def combo_table(reps: int, shapes=None, shapes_3d=None, modes=("bilinear", "nearest", "bicubic")) -> None:
     """Every 2-D mode x padding x align_corners, and 3-D trilinear / nearest with each padding,
     one thread: ratios against torch (and cv2 for 3-channel bilinear), the time against
     bilinear-zeros of the same shape, and the same call at two threads and in float16."""
@@ -163,10 +163,9 @@ def combo_table(reps: int, shapes=None, shapes_3d=None) -> None:
     print(f"{'shape':>15} {'mode':>8} {'padding':>10} ac {'fused':>7} {'torch':>7} {'x':>5} {'/bz':>5} {'/z':>5} "
           f"{'cv2':>7} {'x':>5} {'2thr':>5} {'f16/f32':>7}")
     rows_2d = [(s, m, p, ac) for s in (shapes or TABLE_SHAPES) for ac in (0, 1)
-               for m in ("bilinear", "nearest", "bicubic") for p in ("zeros", "border", "reflection")]
+               for m in modes for p in ("zeros", "border", "reflection")]
     rows_3d = [(s, m, p, ac) for s in (shapes_3d or TABLE_SHAPES_3D) for ac in (0, 1)
-               for m in ("bilinear", "nearest") for p in ("zeros", "border", "reflection")]
-    zeros = {}  # (shape, ac, mode) -> fused ms with zero padding
+               for m in modes if m != "bicubic" for p in ("zeros", "border", "reflection")]
     for shape, mode, padding, ac in rows_2d + rows_3d:
         n, c, *size = shape
         size = tuple(size)
@@ -187,7 +186,11 @@ def combo_table(reps: int, shapes=None, shapes_3d=None) -> None:
         fns = {"fused": lambda: K.fused_grid_sample(x, theta, size, mode, padding, ac, num_threads=1),
                "torch": torch_fn,
                "two": lambda: K.fused_grid_sample(x, theta, size, mode, padding, ac, num_threads=2),
-               "f16": lambda: K.fused_grid_sample(x16, theta16, size, mode, padding, ac, num_threads=1)}
+               "f16": lambda: K.fused_grid_sample(x16, theta16, size, mode, padding, ac, num_threads=1),
+               # the references of /z and /bz, timed in the same rotation: on a shared machine
+               # a row timed seconds earlier ran under other load
+               "zeros": lambda: K.fused_grid_sample(x, theta, size, mode, "zeros", ac, num_threads=1),
+               "bz": lambda: K.fused_grid_sample(x, theta, size, "bilinear", "zeros", ac, num_threads=1)}
         with_cv2 = len(size) == 2 and c == 3 and mode == "bilinear"
         if with_cv2:
             hwc = [np.ascontiguousarray(x[i].transpose(1, 2, 0)) for i in range(n)]
@@ -199,12 +202,10 @@ def combo_table(reps: int, shapes=None, shapes_3d=None) -> None:
             assert np.mean(np.abs(got - ours[0]) > 0.05) < 1e-3, (shape, padding, ac)
         t = median_ms(fns, reps)
         f = t["fused"]
-        if padding == "zeros":
-            zeros[(shape, ac, mode)] = f
         cv2_cols = f"{t['cv2']:7.3f} {t['cv2'] / f:5.1f}" if with_cv2 else f"{'':>7} {'':>5}"
         name = "x".join(map(str, shape))
         print(f"{name:>15} {mode:>8} {padding:>10} {ac:>2} {f:7.3f} {t['torch']:7.3f} {t['torch'] / f:5.1f} "
-              f"{f / zeros[(shape, ac, 'bilinear')]:5.2f} {f / zeros[(shape, ac, mode)]:5.2f} {cv2_cols} "
+              f"{f / t['bz']:5.2f} {f / t['zeros']:5.2f} {cv2_cols} "
               f"{f / t['two']:5.2f} {t['f16'] / f:7.2f}", flush=True)
 
 
@@ -317,12 +318,14 @@ def main() -> None:
     parser.add_argument("--shapes", nargs="+", metavar="NxCxHxW", help="only these shapes (default: all)")
     parser.add_argument("--gpu-only", action="store_true", help="skip the CPU rows")
     parser.add_argument("--table", action="store_true", help="only the table over every combination")
+    parser.add_argument("--modes", nargs="+", default=["bilinear", "nearest", "bicubic"],
+                        choices=["bilinear", "nearest", "bicubic"], help="the table's modes (default: all)")
     args = parser.parse_args()
     shapes = [tuple(int(v) for v in s.split("x")) for s in args.shapes] if args.shapes else None
     print(f"CPUs available: {len(os.sched_getaffinity(0))}")
     if args.table:
         combo_table(args.reps, [s for s in shapes if len(s) == 4] if shapes else None,
-                    [s for s in shapes if len(s) == 5] if shapes else None)
+                    [s for s in shapes if len(s) == 5] if shapes else None, args.modes)
         return
     if not args.gpu_only:
         cpu_rows(args.reps, args.threads, shapes or SHAPES)

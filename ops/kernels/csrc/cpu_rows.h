@@ -88,6 +88,28 @@ struct NoGroup {
   bool operator()(N, X, Y, int) const { return false; }
 };
 
+// Whether a group form knows by itself which groups are all interior (kFindsInterior).
+template <typename G, typename = void>
+struct FindsInterior : std::false_type {};
+template <typename G>
+struct FindsInterior<G, std::void_t<decltype(G::kFindsInterior)>> : std::integral_constant<bool, G::kFindsInterior> {};
+
+#if SK_CPU_AVX2
+// Nearest's eight-pixel form: the windows pass 1 found (copy_window), which imply interior.
+struct WindowGroup {
+  static constexpr bool kFindsInterior = true;
+  const int32_t *lo, *hi, *sel;
+  template <typename N, typename T>
+  bool operator()(N, const T* const* xc, T* const* yc, int j) const {
+    const int g = j / 8;
+    if (lo[g] < 0) return false;
+    const __m256i s = _mm256_load_si256((const __m256i*)(sel + j));
+    for (int c = 0; c < N::value; ++c) copy_window(yc[c] + j, xc[c], lo[g], hi[g], s);
+    return true;
+  }
+};
+#endif
+
 // Pass 2 of nearest, bicubic and trilinear for NC channels (unrolled): pixels with off[j] >= 0
 // get apply(p, j) per channel, p pointing at the pixel's first tap in that channel's plane;
 // kNoTaps pixels are set to 0 and, when with_rim (the first block), kRim pixels go to rim(j).
@@ -105,8 +127,11 @@ inline void apply_block(const T* x, int64_t plane, const int32_t* off, int len, 
   for (int j0 = 0; j0 < len; j0 += 8) {  // groups of eight, each prefetched (bilinear_block: why)
     const int j1 = std::min(len, j0 + 8);
     if (off[j0] >= 0 && off[j1 - 1] >= 0) prefetch_group<NC>(x, plane, off, j0, j1 - 1, ahead);
-    bool interior = j1 - j0 == 8;
-    for (int j = j0; j < j1; ++j) interior &= off[j] >= 0;
+    bool interior = FindsInterior<Group>::value;
+    if (!interior) {
+      interior = j1 - j0 == 8;
+      for (int j = j0; j < j1; ++j) interior &= off[j] >= 0;
+    }
     if (interior && group(std::integral_constant<int, NC>{}, xc, yc, j0)) continue;
     for (int j = j0; j < j1; ++j) {
       const int32_t o = off[j];
@@ -198,10 +223,27 @@ struct BilinearRow : Segment<T> {
 template <int PAD, typename T, int DIMS>
 struct NearestRow : Segment<T> {
   alignas(32) int32_t off[kChunk];  // the tap's offset; kNoTaps: outside, 0; kRim: far, reflected
+#if SK_CPU_AVX2
+  alignas(32) int32_t sel[kChunk];  // groups of eight by windows (window8): places in them
+  int32_t lo[kChunk / 8], hi[kChunk / 8];  // and their starts; lo < 0: pixel by pixel
+#endif
 
   void pass1(const Image& im) {
-    with_align_corners(im.align_corners,
-                       [&](auto AC) { offsets<AC>(im, this->gx, this->gy, this->gz, off, this->len); });
+    with_align_corners(im.align_corners, [&](auto AC) {
+      const float *gx = this->gx, *gy = this->gy, *gz = this->gz;
+      const int len = this->len;
+      if (PAD != kReflection) return offsets<AC>(im, gx, gy, gz, off, len);
+      int left = unfolded<AC>(im, gx, gy, gz, off, len);
+      if (left * 8 > len) return offsets<AC>(im, gx, gy, gz, off, len);  // many: all in vectors
+      for (int j = 0; left > 0 && j < len; ++j)
+        if (off[j] == kFold) offsets<AC>(im, gx + j, gy + j, DIMS == 3 ? gz + j : nullptr, off + j, 1), --left;
+    });
+#if SK_CPU_AVX2
+    const int64_t plane = im.D * im.H * im.W;
+    for (int g = 0; g < this->len / 8; ++g)
+      if (!window8(off + 8 * g, plane, lo[g], hi[g], sel + 8 * g)) lo[g] = -1;
+    if (this->len % 8) lo[this->len / 8] = -1;
+#endif
   }
 
   template <int AC>
@@ -228,10 +270,47 @@ struct NearestRow : Segment<T> {
     }
   }
 
+  // Reflection, first for pixels whose coordinates lie within the image's span: there the
+  // fold's quotient is 0 and reflect_fold gives |c - lo| + lo (the same bits, without its
+  // division and floors).  The others are marked kFold for offsets(); returns their count.
+  static constexpr int32_t kFold = -3;
+
+  template <int AC>
+  static int unfolded(const Image& im, const float* __restrict gx, const float* __restrict gy,
+                      const float* __restrict gz, int32_t* __restrict off, int len) {
+    const int32_t D = (int32_t)im.D, H = (int32_t)im.H, W = (int32_t)im.W;
+    const float lo = AC ? 0.0f : -0.5f, sx = (float)(AC ? W - 1 : W), sy = (float)(AC ? H - 1 : H);
+    const float sz = (float)(AC ? D - 1 : D);
+    int left = 0;
+    for (int j = 0; j < len; ++j) {
+      const float ux = unnormalize(gx[j], im.W, AC), uy = unnormalize(gy[j], im.H, AC);
+      const float ax = fabsf(ux - lo), ay = fabsf(uy - lo);
+      const float rx = nearbyintf(clip_coord(ax + lo, im.W)), ry = nearbyintf(clip_coord(ay + lo, im.H));
+      if constexpr (DIMS == 2) {
+        const bool fits = (ax < sx) & (ay < sy) & is_near(ux, uy);
+        off[j] = fits ? clamp_tap((int32_t)ry, H) * W + clamp_tap((int32_t)rx, W) : kFold;
+        left += !fits;
+      } else {
+        const float uz = unnormalize(gz[j], im.D, AC), az = fabsf(uz - lo);
+        const float rz = nearbyintf(clip_coord(az + lo, im.D));
+        const bool fits = (ax < sx) & (ay < sy) & (az < sz) & is_near(ux, uy, uz);
+        off[j] = fits ? (clamp_tap((int32_t)rz, D) * H + clamp_tap((int32_t)ry, H)) * W + clamp_tap((int32_t)rx, W)
+                      : kFold;
+        left += !fits;
+      }
+    }
+    return left;
+  }
+
   void pass2(const T* x, const Image& im, int64_t ystride, int64_t c_begin, int64_t c_end) const {
+#if SK_CPU_AVX2
+    const WindowGroup group{lo, hi, sel};
+#else
+    const NoGroup group;
+#endif
     apply_channels(
         x, c_begin, c_end, im.D * im.H * im.W, off, this->len, this->y, ystride, this->ahead,
-        [](const T* p, int) { return *p; }, NoGroup{},
+        [](const T* p, int) { return *p; }, group,
         [&](int j) { rim_pixel<kNearest, PAD, DIMS>(x, im, *this, j, ystride); });
   }
 };

@@ -99,6 +99,49 @@ inline __attribute__((always_inline)) void store8(half_t* y, __m256 v) {
   _mm_storeu_si128((__m128i*)y, _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
 }
 
+// Nearest: eight pixels of a plane by one or two vector loads instead of eight scalar ones.
+// Each pixel's element lies among the 8 from the first pixel's (window lo) or among the 8 up
+// to the last one's (window hi): a mild warp moves a pixel along a row by a step or none and
+// changes rows at most once in eight.  Pass 1 finds such groups once per row (window8); pass
+// 2 picks each channel's elements out by permutes.  A copy: the bits are the scalar loop's.
+// sel: a pixel's place in its window (low 3 bits), the sign bit set when that is window hi.
+inline __attribute__((always_inline)) bool window8(const int32_t* off, int64_t plane, int32_t& lo, int32_t& hi,
+                                                   int32_t* sel) {
+  const int64_t first = off[0], last = (int64_t)off[7] - 7;
+  if (first < 0 || last < 0 || first + 8 > plane) return false;
+  const __m256i o = _mm256_loadu_si256((const __m256i*)off), high = _mm256_set1_epi32(~7);
+  const __m256i dlo = _mm256_sub_epi32(o, _mm256_set1_epi32((int32_t)first));
+  const __m256i dhi = _mm256_sub_epi32(o, _mm256_set1_epi32((int32_t)last));
+  const __m256i in_lo = _mm256_cmpeq_epi32(_mm256_and_si256(dlo, high), _mm256_setzero_si256());
+  const __m256i in_hi = _mm256_cmpeq_epi32(_mm256_and_si256(dhi, high), _mm256_setzero_si256());
+  if (_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_or_si256(in_lo, in_hi))) != 0xFF) return false;
+  // window hi where not lo: its place with the sign bit set
+  const __m256i from_hi = _mm256_or_si256(dhi, _mm256_set1_epi32(INT32_MIN));
+  _mm256_storeu_si256((__m256i*)sel, _mm256_blendv_epi8(from_hi, dlo, in_lo));
+  lo = (int32_t)first;
+  hi = (int32_t)last;
+  return true;
+}
+
+// The eight elements of plane p that window8 found, stored at y.
+inline __attribute__((always_inline)) void copy_window(float* y, const float* p, int32_t lo, int32_t hi,
+                                                       __m256i sel) {
+  const __m256 a = _mm256_permutevar8x32_ps(_mm256_loadu_ps(p + lo), sel);
+  const __m256 b = _mm256_permutevar8x32_ps(_mm256_loadu_ps(p + hi), sel);
+  _mm256_storeu_ps(y, _mm256_blendv_ps(a, b, _mm256_castsi256_ps(sel)));
+}
+
+// float16 moved as 32-bit integers (widened, permuted, narrowed): every bit pattern passes.
+inline __attribute__((always_inline)) void copy_window(half_t* y, const half_t* p, int32_t lo, int32_t hi,
+                                                       __m256i sel) {
+  auto window = [&](int32_t at) {
+    return _mm256_permutevar8x32_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i*)(p + at))), sel);
+  };
+  const __m256i v = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(window(lo)),
+                                                         _mm256_castsi256_ps(window(hi)), _mm256_castsi256_ps(sel)));
+  _mm_storeu_si128((__m128i*)y, _mm256_castsi256_si128(_mm256_permute4x64_epi64(_mm256_packus_epi32(v, v), 0x08)));
+}
+
 // Eight interior pixels of one channel: plane p, first-tap offsets o[0..7].  Half a holds
 // pixels 0, 1, 4, 5 and half b 2, 3, 6, 7, so that one even / odd shuffle of the two leaves
 // the eight sums in order; wa / wb are the weights arranged alike (top row, bottom row).
