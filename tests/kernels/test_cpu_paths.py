@@ -84,15 +84,16 @@ def _warp(nsp, scale, turn, shift):
 
 
 @pytest.mark.parametrize("dtype", (np.float32, np.float16))
-@pytest.mark.parametrize("nsp", (2, 3))
+@pytest.mark.parametrize("nsp,mode", ((2, "nearest"), (3, "nearest"), (2, "bilinear")))
 @pytest.mark.parametrize("padding", PADDINGS)
 @pytest.mark.parametrize("ac", (0, 1))
-def test_nearest_windows_and_unfolded_reflection(dtype, nsp, padding, ac):
+def test_nearest_windows_and_unfolded_reflection(dtype, nsp, mode, padding, ac):
     """Nearest copies a group of eight pixels by two vector windows where the warp allows it
     (cpu_simd.h window8), and reflection skips the fold for coordinates inside the image
-    (NearestRow::unfolded).  The identity reads up to each plane's last element; a mild turn
-    puts a few pixels outside (folded one by one), a zoom out many (folded in vectors), a zoom
-    in repeats elements within a window; 1, 5 and 19 channels take the row and tile routes."""
+    (NearestRow::unfolded, BilinearRow::tables).  The identity reads up to each plane's last
+    element; a mild turn puts a few pixels outside (folded one by one), a zoom out many (folded
+    in vectors), a zoom in repeats elements within a window; 1, 5 and 19 channels take the row
+    and tile routes."""
     ins = (24, 40) if nsp == 2 else (3, 12, 40)
     warps = [(1.0, 0.0, 0.0), (1.05, 0.17, 0.03), (2.5, 0.3, 0.2), (0.45, -0.05, -0.3), (1.0, 1.5708, 0.0)]
     rng = np.random.default_rng(11)
@@ -100,9 +101,9 @@ def test_nearest_windows_and_unfolded_reflection(dtype, nsp, padding, ac):
         x = rng.normal(0, 1, (1, c) + ins).astype(dtype)
         for scale, turn, shift in warps:
             theta = _warp(nsp, scale, turn, shift).astype(dtype)
-            fast, shared = both_paths(lambda: K.fused_grid_sample(x, theta, ins, "nearest", padding, ac))
+            fast, shared = both_paths(lambda: K.fused_grid_sample(x, theta, ins, mode, padding, ac))
             np.testing.assert_array_equal(fast.view(np.uint8), shared.view(np.uint8))
-    if padding == "zeros" and ac == 0:  # the identity copies every element, bit for bit
+    if mode == "nearest" and padding == "zeros" and ac == 0:  # the identity copies every element, bit for bit
         x = rng.normal(0, 1, (1, 3) + ins).astype(dtype)
         x.reshape(-1)[::7] = np.array([np.nan, -0.0, np.inf], dtype)[np.arange(x.size)[::7] % 3]
         same = K.fused_grid_sample(x, _warp(nsp, 1.0, 0.0, 0.0).astype(dtype), ins, "nearest", padding, ac)

@@ -176,41 +176,59 @@ struct BilinearRow : Segment<T> {
   alignas(32) int32_t off[kChunk];                   // first tap's offset, or kRim / kNoTaps
 
   void pass1(const Image& im) {
+    with_align_corners(im.align_corners, [&](auto AC) {
+      const float *gx = this->gx, *gy = this->gy;
+      const int len = this->len;
+      if (PAD != kReflection) return (void)tables<AC, false>(im, gx, gy, wt, wb, off, len);
+      int left = tables<AC, true>(im, gx, gy, wt, wb, off, len);  // as NearestRow::pass1
+      if (left * 8 > len) return (void)tables<AC, false>(im, gx, gy, wt, wb, off, len);
+      for (int j = 0; left > 0 && j < len; ++j)
+        if (off[j] == kFold) tables<AC, false>(im, gx + j, gy + j, wt + 2 * j, wb + 2 * j, off + j, 1), --left;
+    });
+  }
+
+  // kUnfolded (reflection only): coordinates within the image's span padded without the fold
+  // (see NearestRow::unfolded), the others marked kFold and counted.
+  template <int AC, bool kUnfolded>
+  static int tables(const Image& im, const float* __restrict gx, const float* __restrict gy, float* __restrict wt,
+                    float* __restrict wb, int32_t* __restrict off, int len) {
+    // restrict: GCC vectorises the loop only knowing that the tables and coordinates are apart
     const int32_t H = (int32_t)im.H, W = (int32_t)im.W;
     const float xin = (float)(W - 2), yin = (float)(H - 2), xout = (float)(W - 1), yout = (float)(H - 1);
-    // restrict: GCC vectorises the loop only knowing that the tables and coordinates are apart
-    const float* __restrict gx = this->gx;
-    const float* __restrict gy = this->gy;
-    float* __restrict wt_ = wt;
-    float* __restrict wb_ = wb;
-    int32_t* __restrict off_ = off;
-    const int len = this->len;
-    with_align_corners(im.align_corners, [&](auto AC) {
-      for (int j = 0; j < len; ++j) {
-        // The tests below are on floats, and only pixels found inside are converted to int.
-        // Inside, the weights equal the shared math's.
-        float cx = unnormalize(gx[j], im.W, AC), cy = unnormalize(gy[j], im.H, AC);
-        const bool near = is_near(cx, cy);
-        if (PAD != kZeros) cx = pad_near<PAD>(cx, im.W, AC), cy = pad_near<PAD>(cy, im.H, AC);
-        const float fx = floorf(cx), fy = floorf(cy);
-        const float wx0 = (fx + 1.0f) - cx, wx1 = cx - fx, wy0 = (fy + 1.0f) - cy, wy1 = cy - fy;
-        wt_[2 * j] = wx0 * wy0;
-        wt_[2 * j + 1] = wx1 * wy0;
-        wb_[2 * j] = wx0 * wy1;
-        wb_[2 * j + 1] = wx1 * wy1;
-        // All four taps inside: 0 <= x0 <= W-2, 0 <= y0 <= H-2.  None: x0 < -1 or x0 > W-1 or
-        // the like for y0 (with zero padding; other paddings keep coordinates inside).
-        bool inside, none = false;
-        if (PAD == kZeros) {
-          inside = (fx >= 0.0f) & (fx <= xin) & (fy >= 0.0f) & (fy <= yin);
-          none = !((fx >= -1.0f) & (fx <= xout) & (fy >= -1.0f) & (fy <= yout));
-        } else {  // padded coordinates lie in [0, size - 1] (GCC vectorises this form only)
-          inside = (fx <= xin) & (fy <= yin) & (PAD == kBorder || near);
-        }
-        off_[j] = inside ? (int32_t)((uint32_t)(int32_t)fy * (uint32_t)W + (uint32_t)(int32_t)fx)
-                         : (none ? kNoTaps : kRim);
+    const float lo = AC ? 0.0f : -0.5f, sx = (float)(AC ? W - 1 : W), sy = (float)(AC ? H - 1 : H);
+    int left = 0;
+    for (int j = 0; j < len; ++j) {
+      // The tests below are on floats, and only pixels found inside are converted to int.
+      // Inside, the weights equal the shared math's.
+      float cx = unnormalize(gx[j], im.W, AC), cy = unnormalize(gy[j], im.H, AC);
+      bool near = is_near(cx, cy);
+      if (kUnfolded) {
+        const float ax = fabsf(cx - lo), ay = fabsf(cy - lo);
+        near &= (ax < sx) & (ay < sy);
+        left += !near;
+        cx = clip_coord(ax + lo, im.W), cy = clip_coord(ay + lo, im.H);
+      } else if (PAD != kZeros) {
+        cx = pad_near<PAD>(cx, im.W, AC), cy = pad_near<PAD>(cy, im.H, AC);
       }
-    });
+      const float fx = floorf(cx), fy = floorf(cy);
+      const float wx0 = (fx + 1.0f) - cx, wx1 = cx - fx, wy0 = (fy + 1.0f) - cy, wy1 = cy - fy;
+      wt[2 * j] = wx0 * wy0;
+      wt[2 * j + 1] = wx1 * wy0;
+      wb[2 * j] = wx0 * wy1;
+      wb[2 * j + 1] = wx1 * wy1;
+      // All four taps inside: 0 <= x0 <= W-2, 0 <= y0 <= H-2.  None: x0 < -1 or x0 > W-1 or
+      // the like for y0 (with zero padding; other paddings keep coordinates inside).
+      bool inside, none = false;
+      if (PAD == kZeros) {
+        inside = (fx >= 0.0f) & (fx <= xin) & (fy >= 0.0f) & (fy <= yin);
+        none = !((fx >= -1.0f) & (fx <= xout) & (fy >= -1.0f) & (fy <= yout));
+      } else {  // padded coordinates lie in [0, size - 1] (GCC vectorises this form only)
+        inside = (fx <= xin) & (fy <= yin) & (PAD == kBorder || near);
+      }
+      const int32_t miss = kUnfolded && !near ? kFold : (none ? kNoTaps : kRim);
+      off[j] = inside ? (int32_t)((uint32_t)(int32_t)fy * (uint32_t)W + (uint32_t)(int32_t)fx) : miss;
+    }
+    return left;
   }
 
   void pass2(const T* x, const Image& im, int64_t ystride, int64_t c_begin, int64_t c_end) const {
@@ -273,8 +291,6 @@ struct NearestRow : Segment<T> {
   // Reflection, first for pixels whose coordinates lie within the image's span: there the
   // fold's quotient is 0 and reflect_fold gives |c - lo| + lo (the same bits, without its
   // division and floors).  The others are marked kFold for offsets(); returns their count.
-  static constexpr int32_t kFold = -3;
-
   template <int AC>
   static int unfolded(const Image& im, const float* __restrict gx, const float* __restrict gy,
                       const float* __restrict gz, int32_t* __restrict off, int len) {
