@@ -4,7 +4,7 @@ GridSample model) and cv2.warpAffine (theta turned into its pixel-space inverse 
 GPU, also the CUDA kernel against torch on the GPU, with the memory bandwidth achieved.
 
     python benchmarks/kernels.py [--reps 15] [--threads 1 2] [--shapes 1x3x512x512 ...] [--gpu-only]
-    python benchmarks/kernels.py --table [--reps 9] [--modes nearest ...]   # every mode x padding x align_corners
+    python benchmarks/kernels.py --table [--reps 9] [--runs 3] [--modes nearest ...]   # every mode x padding x align_corners
 
 --table times every 2-D mode x padding x align_corners (and 3-D trilinear / nearest with each
 padding) at one thread against torch, bilinear-zeros of the same shape and, for 3-channel 2-D
@@ -144,69 +144,92 @@ CV2_BORDER = {("zeros", 0): "BORDER_CONSTANT", ("zeros", 1): "BORDER_CONSTANT", 
               ("reflection", 1): "BORDER_REFLECT_101"}
 
 
-def combo_table(reps: int, shapes=None, shapes_3d=None, modes=("bilinear", "nearest", "bicubic")) -> None:
+def combo_table(reps: int, shapes=None, shapes_3d=None, modes=("bilinear", "nearest", "bicubic"), runs=1) -> None:
     """Every 2-D mode x padding x align_corners, and 3-D trilinear / nearest with each padding,
     one thread: ratios against torch (and cv2 for 3-channel bilinear), the time against
-    bilinear-zeros of the same shape, and the same call at two threads and in float16."""
+    bilinear-zeros of the same shape, and the same call at two threads and in float16.  With
+    runs > 1 the whole table is timed that many times and each value is the median over the
+    runs (a shared machine's speed drifts by 2x over minutes)."""
     import cv2
     import torch
-    import torch.nn.functional as F
-
-    import surgeon_ops.kernels as K
 
     torch.set_num_threads(1)
     cv2.setNumThreads(1)
     print("\nEvery combination; median ms, one thread unless said; x = baseline / fused;\n"
           "/bz = fused / fused bilinear-zeros of the shape (same align_corners); /z = fused / fused\n"
           "zeros of the same mode; 2thr = one-thread / two-thread time; f16/f32 = float16 / float32\n"
-          "time (same elements)")
+          f"time (same elements){f'; each value the median of {runs} runs of the table' if runs > 1 else ''}")
     print(f"{'shape':>15} {'mode':>8} {'padding':>10} ac {'fused':>7} {'torch':>7} {'x':>5} {'/bz':>5} {'/z':>5} "
           f"{'cv2':>7} {'x':>5} {'2thr':>5} {'f16/f32':>7}")
     rows_2d = [(s, m, p, ac) for s in (shapes or TABLE_SHAPES) for ac in (0, 1)
                for m in modes for p in ("zeros", "border", "reflection")]
     rows_3d = [(s, m, p, ac) for s in (shapes_3d or TABLE_SHAPES_3D) for ac in (0, 1)
                for m in modes if m != "bicubic" for p in ("zeros", "border", "reflection")]
-    for shape, mode, padding, ac in rows_2d + rows_3d:
-        n, c, *size = shape
-        size = tuple(size)
-        rng = np.random.default_rng(0)
-        x = rng.random(shape, np.float32)
-        theta = np.repeat((THETA if len(size) == 2 else THETA_3D)[None], n, 0)
-        x16, theta16 = x.astype(np.float16), theta.astype(np.float16)
-        tx, tt = torch.from_numpy(x), torch.from_numpy(theta)
+    rows = rows_2d + rows_3d
+    values = {row: [] for row in rows}  # row -> one dict of columns per run
+    for run in range(runs):
+        for row in rows:
+            fns = _row_fns(*row)
+            t = median_ms(fns, reps)
+            f = t["fused"]
+            v = {"fused": f, "torch": t["torch"], "x": t["torch"] / f, "/bz": f / t["bz"], "/z": f / t["zeros"],
+                 "2thr": f / t["two"], "f16": t["f16"] / f}
+            if "cv2" in t:
+                v.update(cv2=t["cv2"], cv2x=t["cv2"] / f)
+            values[row].append(v)
+            if run == runs - 1:
+                _print_row(row, {k: statistics.median(r[k] for r in values[row]) for k in v})
 
-        def torch_fn():
-            grid = F.affine_grid(tt, shape, align_corners=bool(ac))
-            return F.grid_sample(tx, grid, mode=mode, padding_mode=padding, align_corners=bool(ac))
 
-        # The same computation: torch's BLAS grid may be an ulp off, which moves a rare
-        # nearest tie or bicubic tap; the bulk must agree.
-        ours = K.fused_grid_sample(x, theta, size, mode, padding, ac)
-        assert np.mean(np.abs(ours - torch_fn().numpy()) > 1e-3) < 1e-3, (shape, mode, padding, ac)
-        fns = {"fused": lambda: K.fused_grid_sample(x, theta, size, mode, padding, ac, num_threads=1),
-               "torch": torch_fn,
-               "two": lambda: K.fused_grid_sample(x, theta, size, mode, padding, ac, num_threads=2),
-               "f16": lambda: K.fused_grid_sample(x16, theta16, size, mode, padding, ac, num_threads=1),
-               # the references of /z and /bz, timed in the same rotation: on a shared machine
-               # a row timed seconds earlier ran under other load
-               "zeros": lambda: K.fused_grid_sample(x, theta, size, mode, "zeros", ac, num_threads=1),
-               "bz": lambda: K.fused_grid_sample(x, theta, size, "bilinear", "zeros", ac, num_threads=1)}
-        with_cv2 = len(size) == 2 and c == 3 and mode == "bilinear"
-        if with_cv2:
-            hwc = [np.ascontiguousarray(x[i].transpose(1, 2, 0)) for i in range(n)]
-            m = cv2_matrix(THETA, *size, *size, align_corners=bool(ac))
-            flags = cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP
-            border = getattr(cv2, CV2_BORDER[(padding, ac)])
-            fns["cv2"] = lambda: [cv2.warpAffine(img, m, size[::-1], flags=flags, borderMode=border) for img in hwc]
-            got = fns["cv2"]()[0].transpose(2, 0, 1)
-            assert np.mean(np.abs(got - ours[0]) > 0.05) < 1e-3, (shape, padding, ac)
-        t = median_ms(fns, reps)
-        f = t["fused"]
-        cv2_cols = f"{t['cv2']:7.3f} {t['cv2'] / f:5.1f}" if with_cv2 else f"{'':>7} {'':>5}"
-        name = "x".join(map(str, shape))
-        print(f"{name:>15} {mode:>8} {padding:>10} {ac:>2} {f:7.3f} {t['torch']:7.3f} {t['torch'] / f:5.1f} "
-              f"{f / t['bz']:5.2f} {f / t['zeros']:5.2f} {cv2_cols} "
-              f"{f / t['two']:5.2f} {t['f16'] / f:7.2f}", flush=True)
+def _print_row(row, v) -> None:
+    shape, mode, padding, ac = row
+    cv2_cols = f"{v['cv2']:7.3f} {v['cv2x']:5.1f}" if "cv2" in v else f"{'':>7} {'':>5}"
+    name = "x".join(map(str, shape))
+    print(f"{name:>15} {mode:>8} {padding:>10} {ac:>2} {v['fused']:7.3f} {v['torch']:7.3f} {v['x']:5.1f} "
+          f"{v['/bz']:5.2f} {v['/z']:5.2f} {cv2_cols} {v['2thr']:5.2f} {v['f16']:7.2f}", flush=True)
+
+
+def _row_fns(shape, mode, padding, ac) -> dict:
+    """The calls one table row times, checked against torch (and cv2) first."""
+    import cv2
+    import torch
+    import torch.nn.functional as F
+
+    import surgeon_ops.kernels as K
+
+    n, c, *size = shape
+    size = tuple(size)
+    rng = np.random.default_rng(0)
+    x = rng.random(shape, np.float32)
+    theta = np.repeat((THETA if len(size) == 2 else THETA_3D)[None], n, 0)
+    x16, theta16 = x.astype(np.float16), theta.astype(np.float16)
+    tx, tt = torch.from_numpy(x), torch.from_numpy(theta)
+
+    def torch_fn():
+        grid = F.affine_grid(tt, shape, align_corners=bool(ac))
+        return F.grid_sample(tx, grid, mode=mode, padding_mode=padding, align_corners=bool(ac))
+
+    # The same computation: torch's BLAS grid may be an ulp off, which moves a rare
+    # nearest tie or bicubic tap; the bulk must agree.
+    ours = K.fused_grid_sample(x, theta, size, mode, padding, ac)
+    assert np.mean(np.abs(ours - torch_fn().numpy()) > 1e-3) < 1e-3, (shape, mode, padding, ac)
+    fns = {"fused": lambda: K.fused_grid_sample(x, theta, size, mode, padding, ac, num_threads=1),
+           "torch": torch_fn,
+           "two": lambda: K.fused_grid_sample(x, theta, size, mode, padding, ac, num_threads=2),
+           "f16": lambda: K.fused_grid_sample(x16, theta16, size, mode, padding, ac, num_threads=1),
+           # the references of /z and /bz, timed in the same rotation: on a shared machine
+           # a row timed seconds earlier ran under other load
+           "zeros": lambda: K.fused_grid_sample(x, theta, size, mode, "zeros", ac, num_threads=1),
+           "bz": lambda: K.fused_grid_sample(x, theta, size, "bilinear", "zeros", ac, num_threads=1)}
+    if len(size) == 2 and c == 3 and mode == "bilinear":
+        hwc = [np.ascontiguousarray(x[i].transpose(1, 2, 0)) for i in range(n)]
+        m = cv2_matrix(THETA, *size, *size, align_corners=bool(ac))
+        flags = cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP
+        border = getattr(cv2, CV2_BORDER[(padding, ac)])
+        fns["cv2"] = lambda: [cv2.warpAffine(img, m, size[::-1], flags=flags, borderMode=border) for img in hwc]
+        got = fns["cv2"]()[0].transpose(2, 0, 1)
+        assert np.mean(np.abs(got - ours[0]) > 0.05) < 1e-3, (shape, padding, ac)
+    return fns
 
 
 def overhead_row(reps: int) -> None:
@@ -318,6 +341,7 @@ def main() -> None:
     parser.add_argument("--shapes", nargs="+", metavar="NxCxHxW", help="only these shapes (default: all)")
     parser.add_argument("--gpu-only", action="store_true", help="skip the CPU rows")
     parser.add_argument("--table", action="store_true", help="only the table over every combination")
+    parser.add_argument("--runs", type=int, default=1, help="--table: time it this many times, print medians")
     parser.add_argument("--modes", nargs="+", default=["bilinear", "nearest", "bicubic"],
                         choices=["bilinear", "nearest", "bicubic"], help="the table's modes (default: all)")
     args = parser.parse_args()
@@ -325,7 +349,7 @@ def main() -> None:
     print(f"CPUs available: {len(os.sched_getaffinity(0))}")
     if args.table:
         combo_table(args.reps, [s for s in shapes if len(s) == 4] if shapes else None,
-                    [s for s in shapes if len(s) == 5] if shapes else None, args.modes)
+                    [s for s in shapes if len(s) == 5] if shapes else None, args.modes, args.runs)
         return
     if not args.gpu_only:
         cpu_rows(args.reps, args.threads, shapes or SHAPES)
