@@ -5,10 +5,11 @@
 // of its first tap, in loops of the shared scalar math that the compiler vectorises (their
 // exact spelling matters: GCC 12 gives up on some equivalent forms; check -fopt-info-vec after
 // editing them).  Reflection folds there without libm (pad_near) for pixels within 2^21 of
-// the image; the rest go to the per-pixel math.  Pass 2 applies the weights to a range of
-// channels with plain loads (bilinear: cpu_simd.h; bicubic: cpu_bicubic.h), and prefetches,
-// per eight pixels, the lines the same pixels will read a few output rows on (ahead:
-// cpu_fast.cpp).  Pixels with a tap outside the image go through the per-pixel functions of
+// the image, and not at all for those inside it (NearestRow::unfolded); the rest go to the
+// per-pixel math.  Pass 2 applies the weights to a range of channels with plain loads
+// (bilinear: cpu_simd.h; bicubic: cpu_bicubic.h; nearest: by eight-element windows that pass
+// 1 found, cpu_simd.h window8), and prefetches, per eight pixels, the lines the same pixels
+// will read a few output rows on (ahead: cpu_fast.cpp).  Pixels with a tap outside the image go through the per-pixel functions of
 // grid_sample_math.h, the code the CUDA kernels run; those with every tap outside under zero
 // padding are simply 0.  Both routes give the same bits (same operations, same fma order),
 // which the tests check by switching the fast paths off.  T is float or half_t (float16 is
