@@ -11,9 +11,10 @@
 // 1 found, cpu_simd.h window8), and prefetches, per eight pixels, the lines the same pixels
 // will read a few output rows on (ahead: cpu_fast.cpp).  Pixels with a tap outside the image
 // go through the per-pixel functions of grid_sample_math.h, the code the CUDA kernels run;
-// those with every tap outside under zero padding are simply 0.  Both routes give the same bits (same operations, same fma order),
-// which the tests check by switching the fast paths off.  T is float or half_t (float16 is
-// converted as it is loaded and rounded as it is stored, as the per-pixel math does).
+// those with every tap outside under zero padding are simply 0.  Both routes give the same
+// bits (same operations, same fma order), which the tests check by switching the fast paths
+// off.  T is float or half_t (float16 is converted as it is loaded and rounded as it is
+// stored, as the per-pixel math does).
 // Callers (cpu_fast.cpp) run them within int32 offsets only.
 #pragma once
 
