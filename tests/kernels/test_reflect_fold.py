@@ -1,5 +1,5 @@
-"""The shared math's reflection (grid_sample_math.h: reflect_coord, and pad_near, which the CPU's
-vector loops use) against the fmodf form it replaced, bit for bit: around every multiple of
+"""The shared math's reflection (grid_sample_math.h: reflect_coord, and pad_near and
+reflect_inside, which the CPU's vector loops use) against the fmodf form it replaced, bit for bit: around every multiple of
 the half period, at random magnitudes, and far away (where reflect_coord falls back to fmodf),
 for many sizes, both align_corners.  Compiled here, at the baseline and with FMA."""
 
@@ -24,7 +24,7 @@ static float by_fmodf(float c, long tl, long th) {  // reflect_coord before the 
 }
 int main() {
   std::mt19937_64 rng(1);
-  long bad = 0, n = 0;
+  long bad = 0, n = 0, inside_n = 0;
   auto same = [](float a, float b) { return memcmp(&a, &b, 4) == 0 || (a != a && b != b); };
   auto check = [&](float c, long size, int ac) {
     const long tl = ac ? 0 : -1, th = ac ? 2 * (size - 1) : 2 * size - 1;
@@ -32,6 +32,9 @@ int main() {
     bad += !same(sk::reflect_coord(c, tl, th), by_fmodf(c, tl, th));
     if (fabsf(c) < sk::kNearCoord)
       bad += !same(sk::pad_near<sk::kReflection>(c, size, ac), sk::pad_coord<sk::kReflection>(c, size, ac));
+    bool inside;
+    const float unfolded = sk::reflect_inside(c, size, ac, inside);
+    if (inside) bad += !same(unfolded, sk::pad_coord<sk::kReflection>(c, size, ac)), ++inside_n;
   };
   std::vector<long> sizes;
   for (long s = 1; s <= 40; ++s) sizes.push_back(s);
@@ -56,7 +59,7 @@ int main() {
         check(v, size, ac);
       }
     }
-  printf("%ld %ld\n", bad, n);
+  printf("%ld %ld %ld\n", bad, n, inside_n);
 }
 """
 
@@ -72,5 +75,5 @@ def test_fold_gives_fmodfs_bits(tmp_path, flags):
     src.write_text(PROGRAM)
     subprocess.run([cxx, "-O2", "-std=c++17", *build.CXX_FLAGS[1:4], *flags, "-I", str(build.CSRC), "-o", str(exe),
                     str(src)], check=True)
-    bad, n = map(int, subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.split())
-    assert n > 1_000_000 and bad == 0, f"{bad} of {n} differ"
+    bad, n, inside = map(int, subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.split())
+    assert n > 1_000_000 and inside > 100_000 and bad == 0, f"{bad} of {n} differ ({inside} inside the image)"

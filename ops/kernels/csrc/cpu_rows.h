@@ -5,7 +5,7 @@
 // of its first tap, in loops of the shared scalar math that the compiler vectorises (their
 // exact spelling matters: GCC 12 gives up on some equivalent forms; check -fopt-info-vec after
 // editing them).  Reflection folds there without libm (pad_near) for pixels within 2^21 of
-// the image, and not at all for those inside it (NearestRow::unfolded); the rest go to the
+// the image, and not at all for those inside it (reflect_inside); the rest go to the
 // per-pixel math.  Pass 2 applies the weights to a range of channels with plain loads
 // (bilinear: cpu_simd.h; bicubic: cpu_bicubic.h; nearest: by eight-element windows that pass
 // 1 found, cpu_simd.h window8), and prefetches, per eight pixels, the lines the same pixels
@@ -59,6 +59,15 @@ inline int32_t clamp_tap(int32_t i, int32_t size) { return std::max(0, std::min(
 // so near the image; the others go to the per-pixel math).
 inline bool is_near(float cx, float cy, float cz = 0.0f) {
   return (fabsf(cx) < kNearCoord) & (fabsf(cy) < kNearCoord) & (fabsf(cz) < kNearCoord);
+}
+
+// After a reflection pass that padded the pixels inside the image and marked the rest kFold
+// (left of them): those few again one by one with redo(j), or, when many, all with redo_all().
+template <typename Redo, typename RedoAll>
+inline void fold_the_rest(int left, int len, const int32_t* off, const Redo& redo, const RedoAll& redo_all) {
+  if (left * 8 > len) return redo_all();  // in vectors
+  for (int j = 0; left > 0 && j < len; ++j)
+    if (off[j] == kFold) redo(j), --left;
 }
 
 // Runs f(IC<0>) or f(IC<1>): pass 1 specialised on align_corners, so unnormalize is one
@@ -181,23 +190,22 @@ struct BilinearRow : Segment<T> {
     with_align_corners(im.align_corners, [&](auto AC) {
       const float *gx = this->gx, *gy = this->gy;
       const int len = this->len;
-      if (PAD != kReflection) return (void)tables<AC, false>(im, gx, gy, wt, wb, off, len);
-      int left = tables<AC, true>(im, gx, gy, wt, wb, off, len);  // as NearestRow::pass1
-      if (left * 8 > len) return (void)tables<AC, false>(im, gx, gy, wt, wb, off, len);
-      for (int j = 0; left > 0 && j < len; ++j)
-        if (off[j] == kFold) tables<AC, false>(im, gx + j, gy + j, wt + 2 * j, wb + 2 * j, off + j, 1), --left;
+      auto all = [&] { tables<AC, false>(im, gx, gy, wt, wb, off, len); };
+      if (PAD != kReflection) return all();
+      fold_the_rest(
+          tables<AC, true>(im, gx, gy, wt, wb, off, len), len, off,
+          [&](int j) { tables<AC, false>(im, gx + j, gy + j, wt + 2 * j, wb + 2 * j, off + j, 1); }, all);
     });
   }
 
   // kUnfolded (reflection only): coordinates within the image's span padded without the fold
-  // (see NearestRow::unfolded), the others marked kFold and counted.
+  // (reflect_inside), the others marked kFold and counted.
   template <int AC, bool kUnfolded>
   static int tables(const Image& im, const float* __restrict gx, const float* __restrict gy, float* __restrict wt,
                     float* __restrict wb, int32_t* __restrict off, int len) {
     // restrict: GCC vectorises the loop only knowing that the tables and coordinates are apart
     const int32_t H = (int32_t)im.H, W = (int32_t)im.W;
     const float xin = (float)(W - 2), yin = (float)(H - 2), xout = (float)(W - 1), yout = (float)(H - 1);
-    const float lo = AC ? 0.0f : -0.5f, sx = (float)(AC ? W - 1 : W), sy = (float)(AC ? H - 1 : H);
     int left = 0;
     for (int j = 0; j < len; ++j) {
       // The tests below are on floats, and only pixels found inside are converted to int.
@@ -205,10 +213,10 @@ struct BilinearRow : Segment<T> {
       float cx = unnormalize(gx[j], im.W, AC), cy = unnormalize(gy[j], im.H, AC);
       bool near = is_near(cx, cy);
       if (kUnfolded) {
-        const float ax = fabsf(cx - lo), ay = fabsf(cy - lo);
-        near &= (ax < sx) & (ay < sy);
+        bool in_x, in_y;
+        cx = reflect_inside(cx, im.W, AC, in_x), cy = reflect_inside(cy, im.H, AC, in_y);
+        near &= in_x & in_y;
         left += !near;
-        cx = clip_coord(ax + lo, im.W), cy = clip_coord(ay + lo, im.H);
       } else if (PAD != kZeros) {
         cx = pad_near<PAD>(cx, im.W, AC), cy = pad_near<PAD>(cy, im.H, AC);
       }
@@ -252,11 +260,11 @@ struct NearestRow : Segment<T> {
     with_align_corners(im.align_corners, [&](auto AC) {
       const float *gx = this->gx, *gy = this->gy, *gz = this->gz;
       const int len = this->len;
-      if (PAD != kReflection) return offsets<AC>(im, gx, gy, gz, off, len);
-      int left = unfolded<AC>(im, gx, gy, gz, off, len);
-      if (left * 8 > len) return offsets<AC>(im, gx, gy, gz, off, len);  // many: all in vectors
-      for (int j = 0; left > 0 && j < len; ++j)
-        if (off[j] == kFold) offsets<AC>(im, gx + j, gy + j, DIMS == 3 ? gz + j : nullptr, off + j, 1), --left;
+      auto all = [&] { offsets<AC>(im, gx, gy, gz, off, len); };
+      if (PAD != kReflection) return all();
+      fold_the_rest(
+          unfolded<AC>(im, gx, gy, gz, off, len), len, off,
+          [&](int j) { offsets<AC>(im, gx + j, gy + j, DIMS == 3 ? gz + j : nullptr, off + j, 1); }, all);
     });
 #if SK_CPU_AVX2
     const int64_t plane = im.D * im.H * im.W;
@@ -290,28 +298,27 @@ struct NearestRow : Segment<T> {
     }
   }
 
-  // Reflection, first for pixels whose coordinates lie within the image's span: there the
-  // fold's quotient is 0 and reflect_fold gives |c - lo| + lo (the same bits, without its
-  // division and floors).  The others are marked kFold for offsets(); returns their count.
+  // Reflection, first for pixels whose coordinates lie within the image's span, padded
+  // without the fold (reflect_inside); the others are marked kFold.  Returns their count.
   template <int AC>
   static int unfolded(const Image& im, const float* __restrict gx, const float* __restrict gy,
                       const float* __restrict gz, int32_t* __restrict off, int len) {
     const int32_t D = (int32_t)im.D, H = (int32_t)im.H, W = (int32_t)im.W;
-    const float lo = AC ? 0.0f : -0.5f, sx = (float)(AC ? W - 1 : W), sy = (float)(AC ? H - 1 : H);
-    const float sz = (float)(AC ? D - 1 : D);
     int left = 0;
     for (int j = 0; j < len; ++j) {
       const float ux = unnormalize(gx[j], im.W, AC), uy = unnormalize(gy[j], im.H, AC);
-      const float ax = fabsf(ux - lo), ay = fabsf(uy - lo);
-      const float rx = nearbyintf(clip_coord(ax + lo, im.W)), ry = nearbyintf(clip_coord(ay + lo, im.H));
+      bool in_x, in_y;
+      const float rx = nearbyintf(reflect_inside(ux, im.W, AC, in_x));
+      const float ry = nearbyintf(reflect_inside(uy, im.H, AC, in_y));
       if constexpr (DIMS == 2) {
-        const bool fits = (ax < sx) & (ay < sy) & is_near(ux, uy);
+        const bool fits = in_x & in_y & is_near(ux, uy);
         off[j] = fits ? clamp_tap((int32_t)ry, H) * W + clamp_tap((int32_t)rx, W) : kFold;
         left += !fits;
       } else {
-        const float uz = unnormalize(gz[j], im.D, AC), az = fabsf(uz - lo);
-        const float rz = nearbyintf(clip_coord(az + lo, im.D));
-        const bool fits = (ax < sx) & (ay < sy) & (az < sz) & is_near(ux, uy, uz);
+        const float uz = unnormalize(gz[j], im.D, AC);
+        bool in_z;
+        const float rz = nearbyintf(reflect_inside(uz, im.D, AC, in_z));
+        const bool fits = in_x & in_y & in_z & is_near(ux, uy, uz);
         off[j] = fits ? (clamp_tap((int32_t)rz, D) * H + clamp_tap((int32_t)ry, H)) * W + clamp_tap((int32_t)rx, W)
                       : kFold;
         left += !fits;

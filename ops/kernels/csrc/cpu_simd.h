@@ -44,7 +44,7 @@ namespace cpu {
 // every channel), or every tap outside, so that with zero padding it is 0 (kNoTaps; padding
 // that moves coordinates never produces it, as they then stay inside).
 constexpr int32_t kRim = -1, kNoTaps = -2;
-// Within pass 1 only: a reflected pixel that needs the full fold (NearestRow::unfolded).
+// Within pass 1 only: a reflected pixel that needs the full fold (cpu_rows.h fold_the_rest).
 constexpr int32_t kFold = -3;
 
 // Hint that the line holding base[i] is read soon.  Any i will do: a prefetch never faults,

@@ -216,6 +216,17 @@ SK_HD float pad_near(float c, int64_t size, int align_corners) {
   return clip_coord(reflect_fold(c, -0.5f, (float)size), size);
 }
 
+// pad_near<kReflection> of a coordinate within the image's span (|c - lo| < span), which is
+// where callers find it: the fold's quotient is 0 there (a / span < 1 rounds below 1), so
+// reflect_fold gives |c - lo| + lo, the same bits without its division and floors.  inside
+// says whether c is there; elsewhere the result is not the padding and must not be used.
+SK_HD float reflect_inside(float c, int64_t size, int align_corners, bool& inside) {
+  const float lo = align_corners ? 0.0f : -0.5f, span = (float)(align_corners ? size - 1 : size);
+  const float a = fabsf(c - lo);
+  inside = a < span;
+  return clip_coord(a + lo, size);
+}
+
 // Grid coordinate -> padded source coordinate (bilinear, nearest).
 template <int PAD>
 SK_HD float source_coord(float g, int64_t size, int align_corners) {
