@@ -92,12 +92,13 @@ def test_nearest_windows_and_unfolded_reflection(dtype, nsp, mode, padding, ac):
     (cpu_simd.h window8), and reflection skips the fold for coordinates inside the image
     (NearestRow::unfolded, BilinearRow::tables).  The identity reads up to each plane's last
     element; a mild turn puts a few pixels outside (folded one by one), a zoom out many (folded
-    in vectors), a zoom in repeats elements within a window; 1, 5 and 19 channels take the row
-    and tile routes."""
-    ins = (24, 40) if nsp == 2 else (3, 12, 40)
+    in vectors), a zoom in repeats elements within a window; 1, 6 and 19 channels take the row
+    and tile routes (blocks of 4 channels and every remainder); rows of 43 end in three pixels
+    after the last group of eight."""
+    ins = (24, 43) if nsp == 2 else (3, 12, 43)
     warps = [(1.0, 0.0, 0.0), (1.05, 0.17, 0.03), (2.5, 0.3, 0.2), (0.45, -0.05, -0.3), (1.0, 1.5708, 0.0)]
     rng = np.random.default_rng(11)
-    for c in (1, 5, 19):
+    for c in (1, 6, 19):
         x = rng.normal(0, 1, (1, c) + ins).astype(dtype)
         for scale, turn, shift in warps:
             theta = _warp(nsp, scale, turn, shift).astype(dtype)

@@ -77,6 +77,18 @@ void parallel_tiles(const Workers& workers, int64_t planes, int64_t Ho, int64_t 
 constexpr int64_t kTileChannelsMin = 16;
 constexpr int64_t kTileChannelBlock = 4;
 
+// Pass 2 of a tile's rows for channels [c0, c1): row by row, or in one call where the row
+// type has one (nearest).
+template <typename Row, typename T>
+void pass2_rows(const Row* rows, int nrows, const T* x, const Image& im, int64_t ystride, int64_t c0, int64_t c1) {
+  for (int r = 0; r < nrows; ++r) rows[r].pass2(x, im, ystride, c0, c1);
+}
+template <int PAD, typename T, int DIMS>
+void pass2_rows(const NearestRow<PAD, T, DIMS>* rows, int nrows, const T* x, const Image& im, int64_t ystride,
+                int64_t c0, int64_t c1) {
+  NearestRow<PAD, T, DIMS>::copy_rows(rows, nrows, x, im, ystride, c0, c1);
+}
+
 // One output tile of rows [i0, i1), len columns.  coordinates(i, row, g) fills row i's
 // coordinates g[0] (x), g[1] (y), g[2] (z), and its output pointer and prefetch distance.
 template <typename Row, int DIMS, typename T, typename Coordinates>
@@ -101,7 +113,7 @@ __attribute__((noinline)) void run_tile(const T* x, const Image& im, int64_t yst
   const int nrows = (int)(i1 - i0);
   for (int r = 0; r < nrows; ++r) prepare(rows[r], g[r], i0 + r);
   for (int64_t c0 = 0; c0 < im.C; c0 += kTileChannelBlock)
-    for (int r = 0; r < nrows; ++r) rows[r].pass2(x, im, ystride, c0, std::min(im.C, c0 + kTileChannelBlock));
+    pass2_rows(rows, nrows, x, im, ystride, c0, std::min(im.C, c0 + kTileChannelBlock));
 }
 
 // Coordinates of a segment come from theta (kFromTheta) or from an explicit grid.  A run-time
