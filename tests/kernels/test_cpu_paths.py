@@ -93,9 +93,9 @@ def test_nearest_windows_and_unfolded_reflection(dtype, nsp, mode, padding, ac):
     (NearestRow::unfolded, BilinearRow::tables).  The identity reads up to each plane's last
     element; a mild turn puts a few pixels outside (folded one by one), a zoom out many (folded
     in vectors), a zoom in repeats elements within a window; 1, 6 and 19 channels take the row
-    and tile routes (blocks of 4 channels and every remainder); rows of 43 end in three pixels
-    after the last group of eight."""
-    ins = (24, 43) if nsp == 2 else (3, 12, 43)
+    and tile routes (blocks of 4 channels and every remainder; 36 rows make a full tile of 32
+    and a short one); rows of 43 end in three pixels after the last group of eight."""
+    ins = (36, 43) if nsp == 2 else (2, 36, 43)
     warps = [(1.0, 0.0, 0.0), (1.05, 0.17, 0.03), (2.5, 0.3, 0.2), (0.45, -0.05, -0.3), (1.0, 1.5708, 0.0)]
     rng = np.random.default_rng(11)
     for c in (1, 6, 19):
