@@ -44,8 +44,7 @@ def paired_ratios(base, other, pairs: int, seconds: float) -> list[float]:
 def row(shape, mode, padding, ac, pairs: int, seconds: float) -> dict:
     import surgeon_ops.kernels as K
 
-    n, c, *size = shape
-    size = tuple(size)
+    n, size = shape[0], tuple(shape[2:])
     x = np.random.default_rng(0).random(shape, np.float32)
     theta = np.repeat((THETA if len(size) == 2 else THETA_3D)[None], n, 0)
     x16, theta16 = x.astype(np.float16), theta.astype(np.float16)

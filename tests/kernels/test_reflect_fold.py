@@ -1,7 +1,8 @@
 """The shared math's reflection (grid_sample_math.h: reflect_coord, and pad_near and
-reflect_inside, which the CPU's vector loops use) against the fmodf form it replaced, bit for bit: around every multiple of
-the half period, at random magnitudes, and far away (where reflect_coord falls back to fmodf),
-for many sizes, both align_corners.  Compiled here, at the baseline and with FMA."""
+reflect_inside, which the CPU's vector loops use) against the fmodf form it replaced, bit for
+bit: around every multiple of the half period, at random magnitudes, and far away (where
+reflect_coord falls back to fmodf), for many sizes, both align_corners.  Compiled here, at the
+baseline and with FMA."""
 
 import subprocess
 

@@ -65,7 +65,7 @@ inline float rows_ahead_step(const std::vector<float>& by) {
   return by.size() > 1 ? (by[1] - by[0]) * (float)kAheadRows : 0.0f;
 }
 
-template <typename Fn>  // fn(p, i0, i1, j0, j1)
+template <typename Fn>  // fn(p, i0, i1, j0, j1) over tiles of th rows
 void parallel_tiles(const Workers& workers, int64_t planes, int64_t Ho, int64_t Wo, int64_t th, const Fn& fn) {
   const int64_t tw = std::min<int64_t>(kTileCols, kChunk);
   const int64_t nti = (Ho + th - 1) / th, ntj = (Wo + tw - 1) / tw;
@@ -139,7 +139,8 @@ void sample_2d_all(const T* x, const T* coords, T* y, int64_t N, int64_t C, cons
     by = base_table(Ho, ac);
     th = to_floats(coords, coord_batch * 6);
   }
-  parallel_tiles(workers, N, Ho, Wo, kRowsPerTile<Row>, [&](int64_t n, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+  constexpr int64_t tile_rows = kRowsPerTile<Row>;
+  parallel_tiles(workers, N, Ho, Wo, tile_rows, [&](int64_t n, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
     const int64_t cn = coord_batch == 1 ? 0 : n;
     const int len = (int)(j1 - j0);
     const float* t = kFromTheta ? th.data() + cn * 6 : nullptr;
@@ -186,7 +187,8 @@ void sample_3d_all(const T* x, const T* coords, T* y, int64_t N, int64_t C, cons
     th = to_floats(coords, coord_batch * 12);
   }
   const int64_t out_plane = Do * Ho * Wo;
-  parallel_tiles(workers, N * Do, Ho, Wo, kRowsPerTile<Row>, [&](int64_t nd, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+  constexpr int64_t tile_rows = kRowsPerTile<Row>;
+  parallel_tiles(workers, N * Do, Ho, Wo, tile_rows, [&](int64_t nd, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
     const int64_t n = nd / Do, d = nd % Do, cn = coord_batch == 1 ? 0 : n;
     const int len = (int)(j1 - j0);
     const float* t = kFromTheta ? th.data() + cn * 12 : nullptr;

@@ -9,12 +9,12 @@
 // per-pixel math.  Pass 2 applies the weights to a range of channels with plain loads
 // (bilinear: cpu_simd.h; bicubic: cpu_bicubic.h; nearest: by eight-element windows that pass
 // 1 found, cpu_simd.h window8, over all of a tile's rows per call), and prefetches, per eight
-// pixels, the lines the same pixels will read a few output rows on (ahead: cpu_fast.cpp).  Pixels with a tap outside the image
-// go through the per-pixel functions of grid_sample_math.h, the code the CUDA kernels run;
-// those with every tap outside under zero padding are simply 0.  Both routes give the same
-// bits (same operations, same fma order), which the tests check by switching the fast paths
-// off.  T is float or half_t (float16 is converted as it is loaded and rounded as it is
-// stored, as the per-pixel math does).
+// pixels, the lines the same pixels will read a few output rows on (ahead: cpu_fast.cpp).
+// Pixels with a tap outside the image go through the per-pixel functions of
+// grid_sample_math.h, the code the CUDA kernels run; those with every tap outside under zero
+// padding are simply 0.  Both routes give the same bits (same operations, same fma order),
+// which the tests check by switching the fast paths off.  T is float or half_t (float16 is
+// converted as it is loaded and rounded as it is stored, as the per-pixel math does).
 // Callers (cpu_fast.cpp) run them within int32 offsets only.
 #pragma once
 
@@ -323,6 +323,9 @@ struct NearestRow : Segment<T> {
     }
   }
 
+  // The channel-block switch above and the pixel-by-pixel body below repeat apply_channels'
+  // and apply_block's on purpose: sharing them through a generic lambda (for_channel_blocks,
+  // one_by_one) measured 1.02-1.08x the time with 64-256 channels, the same bits.
   template <int NC>
   static void copy_block(const NearestRow* rows, int nrows, const T* x, const Image& im, int64_t ystride,
                          int64_t c0) {
