@@ -14,7 +14,8 @@ class Conclusions:
                           precision=self.precision, grid_dtype=getattr(self, "grid_dtype", None),
                           size_one=dict(first.agreement.size_one),
                           theta_map=getattr(self.source, "theta_map", None),
-                          theta_value=self.source.theta if self.mode == "fixed" else None)
+                          theta_value=self.source.theta if self.mode == "fixed" else None,
+                          reads=self.proof.reads if self.proof else 0)
         follows: dict[int, int] = {}  # output axis -> group
         computed: set[int] = set()
         outcomes = [first]

@@ -61,7 +61,9 @@ class Region:
             feeds[value] = data.reshape(()) if self.ctx.shape(value) == () else data
         return feeds
 
-    def run(self, assign: dict[int, int], theta: np.ndarray | None) -> Run:
+    def inputs(self, assign: dict[int, int], theta: np.ndarray | None) -> tuple[dict, dict]:
+        """Everything the region reads at these dims: the feeds, with the grids of the known grid
+        ops onnxruntime cannot run computed analytically; and each known op's size tensor."""
         feeds = self.feeds(assign, theta)
         sizes = {}
         try:
@@ -87,6 +89,15 @@ class Region:
                 # plan refuses a declaration the computed grid contradicts)
                 out = raw.dtype if raw.dtype.kind == "f" else self.dtype
                 feeds[op.node.outputs[0]] = grid.astype(out)
+        except SurgeonError as exc:
+            raise ProbeFailed(str(exc)) from None
+        except (ValueError, IndexError, TypeError) as exc:  # a size that makes no sense
+            raise ProbeFailed(f"{type(exc).__name__}: {exc}") from None
+        return feeds, sizes
+
+    def run(self, assign: dict[int, int], theta: np.ndarray | None) -> Run:
+        feeds, sizes = self.inputs(assign, theta)
+        try:
             grid = np.asarray(self._value(self.trace.grid, feeds))
         except SurgeonError as exc:
             raise ProbeFailed(str(exc)) from None

@@ -24,6 +24,7 @@ from surgeon import MatchContext
 
 from .conclude import Conclusions
 from .evaluate import ProbeFailed, Region
+from .prove_grid import DoesNotRun, GridProof, prove_grid, unread
 from .reparam import fit_items, fit_map
 from .sources import FixedSource, MapSource, PlainSource
 from .symbols import Symbols
@@ -38,6 +39,10 @@ SPATIAL_POOL = (5, 7, 6, 9, 11, 13, 10, 14, 8, 12, 15, 17, 19, 16, 18, 20, 21, 2
 MAP_SALT = 101  # probe thetas that fit a map are not the ones that then check it
 
 __all__ = ["Prober", "Verdict"]
+
+
+class Refused(Exception):
+    """The proof says no: no other dims or strategy can change that."""
 
 
 class Prober(Ties, Conclusions):
@@ -59,6 +64,7 @@ class Prober(Ties, Conclusions):
         batch = {symbols.batch_class, symbols.theta_batch_class} - {None}
         self.batch_like = batch
         self.static = {d for dims in symbols.owners.values() for d in dims if isinstance(d, int)}
+        self.proof: GridProof | None = None  # proved once, at the first dims the region runs at
 
     # -- assignments ---------------------------------------------------------------------------
 
@@ -137,7 +143,40 @@ class Prober(Ties, Conclusions):
 
     # -- the start: a first setting that verifies --------------------------------------------------
 
+    def _prove(self, base: dict) -> Failure | None:
+        """Prove the region at the first dims it runs at; a refusal ends the probe (Refused)."""
+        if self.proof is not None:
+            return None
+        fed = self.mode != "fixed" and self.source is not None and self.source.fed
+        thetas = self.source.thetas(self._theta_count(base), 0, 0)[0] if fed else None
+        try:
+            feeds, _ = self.region.inputs(base, thetas)
+            grid = self.region.run(base, thetas).grid
+        except ProbeFailed as exc:
+            return Failure(f"the region does not run on probe dims: {exc}", ran=False)
+        image_batch = self.symbols.concrete(self.symbols.image, base)[0]
+        if grid.ndim and grid.shape[0] != image_batch:  # the sampler would refuse these dims: not the model's
+            return Failure(f"the grid's batch {grid.shape[0]} is not the image's ({image_batch}) at these dims",
+                           ran=False, grid_batch=grid.shape[0])
+        try:
+            proof = prove_grid(self.ctx, self.trace, self.symbols, feeds, not fed, self._group_of)
+        except DoesNotRun as exc:
+            return Failure(f"the region does not run on probe dims: {exc}", ran=False)
+        if isinstance(proof, str):
+            raise Refused(proof)
+        if fed and self.mode == "plain":
+            missing = unread(proof.reads, self.layout.rows, self.layout.cols, self.layout.k)
+            if missing:
+                raise Refused(f"the grid never reads theta element{'s' if len(missing) > 1 else ''} "
+                              f"{', '.join(map(str, missing))}, which the op reads: a non-finite value there would "
+                              "reach the rewrite's output only")
+        self.proof = proof
+        return None
+
     def _start(self, base: dict) -> Outcome | Failure:
+        unproved = self._prove(base)
+        if unproved is not None:
+            return unproved
         if self.mode == "fixed":
             fitted = self._fit_fixed(base)
             if isinstance(fitted, Failure):
@@ -210,6 +249,12 @@ class Prober(Ties, Conclusions):
     # -- ties between dims, tried only when all-distinct dims do not run -------------------------
 
     def probe(self) -> Verdict:
+        try:
+            return self._probe()
+        except Refused as exc:
+            return Verdict(reason=str(exc))
+
+    def _probe(self) -> Verdict:
         failures, found = [], None
         for groups, fixed in self._partitions():  # every partition gets its turn
             self.groups, self.fixed = [list(g) for g in groups], fixed

@@ -30,6 +30,7 @@ class Verdict:
     precision: str = "single"  # the lowest float precision the region computes in
     grid_dtype: np.dtype | None = None  # the grid's type as computed (declared types may be stale)
     notes: list = field(default_factory=list)  # warnings for the report
+    reads: int = 0  # theta elements (one item, row-major bits) the original's grid reads
 
 
 @dataclass
