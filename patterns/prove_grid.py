@@ -19,8 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from surgeon import SurgeonError
-from surgeon.recognise import (AFFINE, BRANCHED, DIMS, KNOWN, OTHER, Abstract, NotProved, dims, known, mark_branch,
-                               prove, variable)
+from surgeon.recognise import (AFFINE, BRANCHED, DIMS, KNOWN, OTHER, Abstract, NotProved, branch_of, dims, known,
+                               mark_branch, prove, variable)
 
 from .grid_ops import CUSTOM_DOMAIN
 from .symbols import Symbols
@@ -57,8 +57,9 @@ def _grid_rule(theta_index: int, size_index: int | None):
             syms = [int(v) for v in size.syms().reshape(-1)]
             result.axes = (syms[0], *syms[2:], -1)
             result.branch = size.branch
-        if theta.sym is not None and (theta.sym == BRANCHED).any():
-            result = mark_branch(result, np.ones(out.shape, bool), theta.branch)
+        source = branch_of([theta])
+        if source:
+            result = mark_branch(result, np.ones(out.shape, bool), source)
         return [result]
     return rule
 
@@ -127,8 +128,8 @@ def prove_grid(ctx, trace: Trace, symbols: Symbols, feeds: dict, fixed: bool, gr
     if (grid.kind == OTHER).any():
         what = "theta" if not fixed else "its inputs"
         return f"the grid is not affine in {what}: {grid.why or 'an op on its path has no affine rule'}"
-    if grid.sym is not None and (grid.sym == BRANCHED).any():
-        return f"the grid's values depend on {grid.branch}"
+    if branch_of([grid]):
+        return f"the grid's values depend on {branch_of([grid])}"
     axes = grid.axes or ()
     if any(a == BRANCHED for a in axes[1:]):  # the batch may: the sampler holds it to the image's
         return f"the grid's size depends on {grid.branch}"

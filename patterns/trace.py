@@ -116,6 +116,29 @@ def _derivable(ctx: MatchContext, value: str) -> bool:
     return True
 
 
+def _shape_only(ctx: MatchContext, value: str) -> bool:
+    """True when ``value`` reads no run-time data: only constants and the shapes of tensors (a
+    theta-shaped matrix built from sizes is part of the grid's computation, not a theta)."""
+    stack, seen, count = [value], set(), 0
+    while stack:
+        v = stack.pop()
+        if not v or v in seen:
+            continue
+        seen.add(v)
+        node = ctx.producer(v)
+        if node is None:
+            if not _leaf_is_constant(ctx, v):
+                return False
+            continue
+        if node.is_op("Constant") or _is_shape_op(node):
+            continue
+        count += 1
+        if count > MAX_SHAPE_WALK or node.subgraphs():
+            return False
+        stack.extend(node.inputs)
+    return True
+
+
 def _is_int_leaf(ctx: MatchContext, value: str) -> bool:
     """A short run-time int tensor computed from more than shapes: a size given as data."""
     dims = ctx.shape(value)
@@ -188,7 +211,7 @@ def trace_grid(ctx: MatchContext, grid: str, image: str, pattern_name: str, past
                 candidates[grid_op.theta] = None
             stack.extend(n for n in node.inputs[1:] if n)
             continue
-        if v != grid and v not in past and theta_form(ctx, v) is not None:
+        if v != grid and v not in past and theta_form(ctx, v) is not None and not _shape_only(ctx, v):
             candidates[v] = None
             continue
         if node.subgraphs():

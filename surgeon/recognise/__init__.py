@@ -5,9 +5,9 @@ by element, what is constant, shape-derived, affine in the region's variables (a
 their elements it reads) or neither, and refuses branches on sizes that a probe could not see.
 """
 
-from .elements import (AFFINE, BRANCHED, DIMS, KNOWN, NAMES, OTHER, Abstract, NotProved, dims, known, mark_branch,
-                       variable)
+from .elements import (AFFINE, BRANCHED, DIMS, KNOWN, NAMES, OTHER, Abstract, NotProved, branch_of, dims, known,
+                       mark_branch, variable)
 from .prove import TABLE, Proof, prove
 
 __all__ = ["prove", "Proof", "Abstract", "NotProved", "TABLE", "KNOWN", "DIMS", "AFFINE", "OTHER", "BRANCHED",
-           "NAMES", "known", "dims", "variable", "mark_branch"]
+           "NAMES", "known", "dims", "variable", "mark_branch", "branch_of"]

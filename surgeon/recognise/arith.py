@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import bounds
-from .elements import (AFFINE, BRANCHED, DIMS, KNOWN, OTHER, Abstract, NotProved, broadcast, combine,
+from .elements import (AFFINE, DIMS, KNOWN, OTHER, Abstract, NotProved, branch_of, broadcast, combine,
                        mark_branch, reduce)
 
 
@@ -339,8 +339,7 @@ def matmul(node, ins, vals, outs):
 
 def _carry_branch(result: Abstract, parts) -> Abstract:
     """Products mix whole rows: an operand with any element from a branch on sizes taints all."""
-    source = next((p.branch for p in parts if p is not None and p.sym is not None and (p.sym == BRANCHED).any()),
-                  None)
+    source = branch_of(parts)
     return mark_branch(result, np.full(result.kind.shape, source is not None), source)
 
 

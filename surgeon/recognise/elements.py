@@ -98,6 +98,14 @@ def merge_meta(parts) -> tuple[str | None, str | None]:
     return why, data
 
 
+def branch_of(parts) -> str | None:
+    """The branch on sizes any element of ``parts`` came out of (None: none did)."""
+    for p in parts:
+        if p is not None and p.sym is not None and (p.sym == BRANCHED).any():
+            return p.branch or "a branch on sizes"
+    return None
+
+
 def branched(parts, shape) -> np.ndarray:
     """Elements computed from an element that came out of a branch on sizes."""
     out = np.zeros(shape, bool)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from .arith import finish
-from .elements import AFFINE, BRANCHED, KNOWN, Abstract, NotProved, dims, known, move
+from .elements import AFFINE, BRANCHED, KNOWN, Abstract, NotProved, branch_of, dims, known, move
 from .elements import spread as _spread_all
 
 
@@ -24,8 +24,7 @@ def _argument(node, ins, index: int, what: str) -> bool:
 def spread(a: Abstract, shape, args=()) -> Abstract:
     """Indices that follow the dims: any element may land anywhere; from a branch on sizes, the
     elements chosen are that branch's outcome."""
-    source = next((p.branch for p in args if p is not None and p.sym is not None and (p.sym == BRANCHED).any()), None)
-    return _spread_all(a, shape, source)
+    return _spread_all(a, shape, branch_of(args))
 
 
 def reshape(node, ins, vals, outs):
@@ -67,7 +66,7 @@ def range_(node, ins, vals, outs):
     lo = np.minimum(start.lo.min(initial=np.inf), limit.lo.min(initial=np.inf))
     hi = np.maximum(start.hi.max(initial=-np.inf), limit.hi.max(initial=-np.inf))
     result = dims(np.shape(outs[0]), lo, hi, start.data or limit.data)
-    source = next((p.branch for p in ins[:3] if p.sym is not None and (p.sym == BRANCHED).any()), None)
+    source = branch_of(ins[:3])
     if source:  # its length came out of a branch on sizes
         result.axes, result.branch = (BRANCHED,), source
     return [finish(result, outs[0])]
@@ -94,6 +93,7 @@ def concat(node, ins, vals, outs):
     result.data = next((p.data for p in parts if p.data), None)
     if any(p.sym is not None for p in parts):
         result.sym = np.concatenate([p.syms() for p in parts], axis=axis)
+    result.branch = branch_of(parts)
     return [finish(result, outs[0])]
 
 
@@ -103,7 +103,8 @@ def split(node, ins, vals, outs):
     edges = np.cumsum([np.shape(o)[axis] for o in outs])[:-1]
     pieces = [np.split(getattr(a, f), edges, axis=axis) for f in ("kind", "reads", "lo", "hi")]
     syms = np.split(a.syms(), edges, axis=axis)
-    return [finish(Abstract(*(p[i] for p in pieces), a.why, a.data, syms[i]), o) for i, o in enumerate(outs)]
+    return [finish(Abstract(*(p[i] for p in pieces), a.why, a.data, syms[i], branch=a.branch), o)
+            for i, o in enumerate(outs)]
 
 
 def _onnx_slice(dim: int, start: int, end: int, step: int) -> np.ndarray:
@@ -244,7 +245,7 @@ def pad(node, ins, vals, outs):
         return np.pad(x, widths, mode=np_mode, constant_values=fill) if np_mode == "constant" else np.pad(x, widths,
                                                                                                            mode=np_mode)
     result = Abstract(padded(a.kind, KNOWN), padded(a.reads, 0), padded(a.lo, 0.0), padded(a.hi, 0.0), a.why, a.data,
-                      None if a.sym is None else padded(a.sym, -1))
+                      None if a.sym is None else padded(a.sym, -1), branch=a.branch)
     return [finish(result, value)]
 
 
