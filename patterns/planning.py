@@ -3,6 +3,7 @@ pieces of the size and of theta's batch, the declared output dims, and the repor
 
 from __future__ import annotations
 
+import numpy as np
 from onnx import TensorProto, helper
 
 from surgeon import MatchContext
@@ -16,9 +17,10 @@ from .writer import Plan
 # A grid rounded to half precision moves samples by a few 2^-11 of the image's half-width, so
 # in pixels by an amount that grows with the image: a rewrite computing it exactly differs from
 # the original by up to RATE * (largest image dim) on validate's images in [-1, 1] (measured on
-# validate's thetas: bilinear 1.6e-3/px at 256 px, bicubic 2.2e-3/px; reflection folds back
-# coordinates far outside, where half rounds coarser: up to 2x). Declared with margin, never
-# below HALF_GRID_ATOL; past HALF_GRID_CEILING (1/16 of that range) it is no equality at all.
+# validate's thetas: bilinear 1.6e-3/px at 256 px, bicubic 2.2e-3/px). Declared with margin,
+# never below HALF_GRID_ATOL; past HALF_GRID_CEILING (1/16 of that range) it is no equality at
+# all. Reflection is refused: it folds coordinates from far outside, where half rounds by whole
+# pixels, back into the image, so no rate bounds it.
 HALF_GRID_ATOL = 2e-2
 HALF_GRID_RATE = {"bilinear": 2e-3, "bicubic": 3.5e-3}
 HALF_GRID_CEILING = 0.125
@@ -74,7 +76,7 @@ def make_plan(ctx: MatchContext, sampler: Sampler, found: Recognition, target: s
     theta_elem = ctx.dtype(theta) if theta else None
     if verdict.theta_value is not None:  # fitted to a constant grid: its precision is the grid's
         theta_elem = helper.np_dtype_to_tensor_dtype(verdict.grid_dtype) if verdict.grid_dtype else TensorProto.FLOAT
-    narrow = _narrowing(verdict, theta_elem, elem)
+    narrow = _narrowing(verdict, theta_elem, elem, verdict.theta_value is not None)
     if narrow:
         return narrow
     size_value = found.trace.known[verdict.size_from].size if verdict.size_from is not None else None
@@ -115,7 +117,10 @@ def make_plan(ctx: MatchContext, sampler: Sampler, found: Recognition, target: s
         warnings.append(f"the original computes the grid in {verdict.precision} precision, the rewrite {how} "
                         f"from the same theta: outputs differ by up to ~{atol / 2:.2g} per unit of image range "
                         f"(validate holds it to atol {atol:g})")
-    return Plan(atol=atol,
+    read_columns = _read_columns(verdict, found.layout)
+    if isinstance(read_columns, str):
+        return read_columns
+    return Plan(atol=atol, read_columns=read_columns,
         form=form, image=sampler.x, theta=theta, grid=sampler.grid,
         output=sampler.node.outputs[0] if sampler.node.outputs else None, k=k,
         layout=found.layout, align_corners=verdict.align_corners, mode=sampler.mode,
@@ -134,8 +139,12 @@ def _half_grid_atol(spatial, sampler: Sampler, precision: str) -> float | str:
     if not spatial or not all(isinstance(d, int) and d > 0 for d in spatial):
         return (f"the grid is computed in {precision} precision and the image's size is not static: the rounding's "
                 "effect grows with the size, so no tolerance can be declared (compute the grid in float32)")
+    if sampler.padding_mode == "reflection":
+        return (f"the grid is computed in {precision} precision and sampled with reflection: coordinates far outside "
+                "the image, rounded at half's coarse steps there, fold back inside by whole pixels, and no tolerance "
+                "bounds that (compute the grid in float32 and it fuses exactly)")
     rate = HALF_GRID_RATE.get(sampler.mode, max(HALF_GRID_RATE.values()))
-    rate *= (2 if sampler.padding_mode == "reflection" else 1) * (8 if precision == "bfloat16" else 1)  # 3 fewer bits
+    rate *= 8 if precision == "bfloat16" else 1  # 3 fewer bits
     atol = max(HALF_GRID_ATOL, rate * max(spatial))
     if atol > HALF_GRID_CEILING:
         return (f"the grid is computed in {precision} precision: at {max(spatial)} px its rounding moves samples "
@@ -149,17 +158,32 @@ _WIDTH = {TensorProto.DOUBLE: 3, TensorProto.FLOAT: 2, TensorProto.FLOAT16: 1, T
 _HALF = ("half", "bfloat16")
 
 
-def _narrowing(verdict: Verdict, theta_elem, elem) -> str | None:
-    """The contract types theta as the image (the grid as theta): a grid the original computes in
-    float32 from a float32 theta would be computed from a theta rounded to half. That moves every
-    sample by up to ~1e-3 of the image, by more than any tolerance when the image's values are
-    large: it cannot be proved equal."""
-    if verdict.precision in _HALF or theta_elem is None:
+def _narrowing(verdict: Verdict, theta_elem, elem, fitted: bool) -> str | None:
+    """The contract types theta as the image (the grid as theta): a theta the original reads at a
+    wider type than the image's would be rounded by the rewrite. From float32 to half that moves
+    every sample by up to ~1e-3 of the image; from float64 to float32 a theta whose terms cancel
+    (large translations against large coefficients) loses what the original kept. Neither can be
+    proved equal. (A theta fitted to a constant grid is exact where it is written.)"""
+    if verdict.precision in _HALF or theta_elem is None or fitted:
         return None
-    if elem == TensorProto.FLOAT16 and _WIDTH.get(theta_elem, 2) > 1:  # elem: float32 or float16 here
-        return (f"the grid is computed in {TensorProto.DataType.Name(theta_elem).lower()} but the image is "
-                f"{TensorProto.DataType.Name(elem).lower()}: the op's theta has the image's type and would round it")
+    if _WIDTH.get(theta_elem, 2) > _WIDTH.get(elem, 2):
+        return (f"theta is {TensorProto.DataType.Name(theta_elem).lower()} but the image is "
+                f"{TensorProto.DataType.Name(elem).lower()}: the op's theta has the image's type, and the rewrite "
+                "would round theta before computing the grid")
     return None
+
+
+def _read_columns(verdict: Verdict, layout) -> list[int] | None | str:
+    """For a mapped theta: the elements the original reads (the rewrite reads no other, so an
+    inf or NaN where the original never looks stays out of it); None when it reads them all."""
+    if verdict.theta_map is None or layout is None:
+        return None
+    p = layout.rows * layout.cols
+    read = [i for i in range(p) if verdict.reads >> i & 1]
+    unread = [i for i in range(p) if not verdict.reads >> i & 1]
+    if unread and np.any(verdict.theta_map.weight[unread] != 0):
+        return "the map fitted to the grid uses theta elements the proof says the grid never reads"
+    return read if unread else None
 
 
 def _broadcast(verdict: Verdict, batch: tuple):  # batch: the image's, as a piece

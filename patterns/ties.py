@@ -46,19 +46,29 @@ class Ties:
 
     def _search(self, base: dict) -> tuple[dict, Outcome] | None:
         """Dims the region accepts when the base ones fail: sizes found in its constants first
-        (arange lengths), then their divisors (a flattened H*W base grid)."""
+        (arange lengths), then their divisors (a flattened H*W base grid); then the same with the
+        batch at 1 (a model traced at batch 1 whose size tensor holds that 1, declared dynamic)."""
         free = [g for g in range(len(self.groups)) if not set(self.groups[g]) & self.batch_like]
-        if not free:
-            return None
-        per_class = max(2, int(MAX_SEARCH ** (1 / len(free))))
+        batches = [g for g in range(len(self.groups)) if set(self.groups[g]) & self.batch_like]
+        starts = [base]
+        if batches:
+            at_one = dict(base)
+            for g in batches:
+                at_one = self._with(at_one, g, 1)
+            starts.append(at_one)
+        per_class = max(2, int(MAX_SEARCH ** (1 / len(free)))) if free else 1
         values = self._size_hints()[:per_class]
-        for combo in itertools.islice(itertools.product(values, repeat=len(free)), MAX_SEARCH):
-            assign = dict(base)
-            for g, v in zip(free, combo):
-                assign = self._with(assign, g, v)
-            result = self._start(assign)
-            if isinstance(result, Outcome):
-                return assign, result
+        for start in starts:
+            combos = itertools.product(values, repeat=len(free)) if free else [()]
+            for combo in itertools.islice(combos, MAX_SEARCH):
+                assign = dict(start)
+                for g, v in zip(free, combo):
+                    assign = self._with(assign, g, v)
+                if not combo and start is base:
+                    continue  # the base itself failed already
+                result = self._start(assign)
+                if isinstance(result, Outcome):
+                    return assign, result
         return None
 
     def _size_hints(self) -> list[int]:

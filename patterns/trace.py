@@ -235,7 +235,8 @@ def trace_grid(ctx: MatchContext, grid: str, image: str, pattern_name: str, past
     live = [c for c in candidates if ctx.constant(c) is None]
     fixed = [c for c in candidates if c not in live]
     if runtime:
-        named = ", ".join(repr(r) for r in runtime[:3])
+        named = ", ".join(repr(r) + (" (an initializer that is also a graph input: a default the caller may "
+                                     "override)" if ctx.is_overridable(r) else "") for r in runtime[:3])
         return TraceError(f"the grid depends on run-time data other than one theta-shaped tensor ({named})")
     if len(live) > 1 or (not live and len(fixed) > 1):
         several = live or fixed

@@ -47,6 +47,7 @@ class Plan:
     opset: int = 20
     warnings: list[str] = field(default_factory=list)
     atol: float | None = None  # the original computes in half precision: equal only to this
+    read_columns: list[int] | None = None  # a mapped theta: the flat elements the original reads (None: all)
     profile: str | None = None  # "tensorrt": op types and plugin lookup keys of that profile
 
     def reads(self) -> list[str]:
@@ -159,7 +160,12 @@ class Writer:
         layout, q = p.layout, p.k * (p.k + 1)
         flat = self._node("Reshape", [theta, self._const([-1, layout.rows * layout.cols], "theta_flat")],
                           "theta_flat", elem, [batch, layout.rows * layout.cols])
-        weight = self.ctx.add_constant(p.theta_map.weight.astype(dtype), "theta_map_weight")
+        weight = p.theta_map.weight
+        if p.read_columns is not None:  # only what the original reads: 0 * inf elsewhere would be NaN
+            flat = self._node("Gather", [flat, self._const(p.read_columns, "theta_read")], "theta_read", elem,
+                              [batch, len(p.read_columns)], axis_i=1)
+            weight = weight[p.read_columns]
+        weight = self.ctx.add_constant(weight.astype(dtype), "theta_map_weight")
         out = self._node("MatMul", [flat, weight], "theta_mapped", elem, [batch, q])
         if np.any(p.theta_map.bias):
             bias = self.ctx.add_constant(p.theta_map.bias.astype(dtype), "theta_map_bias")

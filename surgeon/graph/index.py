@@ -112,12 +112,15 @@ class GraphIndex:
         return self.producer.get(value)
 
     def find_initializer(self, value: str) -> TensorProto | None:
+        """The initializer holding ``value``; None where it is computed, an outer value, or a graph
+        input too: an initializer that is also an input is a default a caller may override at run
+        time (``keep_initializers_as_inputs``), so it is no constant."""
         scope: GraphIndex | None = self
         while scope is not None:
+            if value in scope.producer or value in scope.input_names:
+                return None  # computed, or fed, in this scope
             if value in scope.initializers:
                 return scope.initializers[value]
-            if value in scope.producer or value in scope.input_names:
-                return None  # shadowed by a computed value in this scope
             scope = scope.parent
         return None
 

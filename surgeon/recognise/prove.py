@@ -21,7 +21,7 @@ import numpy as np
 
 from . import arith, movement
 from .axes import propagate
-from .elements import AFFINE, DIMS, KNOWN, OTHER, Abstract, NotProved, known
+from .elements import AFFINE, DIMS, KNOWN, OTHER, Abstract, NotProved, branch_of, known
 
 Rule = Callable  # (node, ins, vals, outs) -> list[Abstract]
 
@@ -155,6 +155,7 @@ def prove(ctx, nodes, outputs: list[str], leaves: dict[str, Abstract], feeds: di
         for name, result, axes in zip(outs, results, propagate(node, ins, vals, out_vals)):
             if result.axes is None or len(result.axes) != result.kind.ndim:
                 result.axes = axes if len(axes) == result.kind.ndim else None
+            result.branch = result.branch or branch_of(ins)  # the first branch a value came through
             abstract[name] = result
         if node.op_type in ("Cast", "CastLike") and _narrows(vals[0], out_vals[0]) and ins[0].top() >= DIMS:
             narrowed.append(node.label)
