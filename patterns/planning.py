@@ -76,7 +76,7 @@ def make_plan(ctx: MatchContext, sampler: Sampler, found: Recognition, target: s
     theta_elem = ctx.dtype(theta) if theta else None
     if verdict.theta_value is not None:  # fitted to a constant grid: its precision is the grid's
         theta_elem = helper.np_dtype_to_tensor_dtype(verdict.grid_dtype) if verdict.grid_dtype else TensorProto.FLOAT
-    narrow = _narrowing(verdict, theta_elem, elem, verdict.theta_value is not None)
+    narrow = _narrowing(verdict, theta_elem, elem)
     if narrow:
         return narrow
     size_value = found.trace.known[verdict.size_from].size if verdict.size_from is not None else None
@@ -158,13 +158,13 @@ _WIDTH = {TensorProto.DOUBLE: 3, TensorProto.FLOAT: 2, TensorProto.FLOAT16: 1, T
 _HALF = ("half", "bfloat16")
 
 
-def _narrowing(verdict: Verdict, theta_elem, elem, fitted: bool) -> str | None:
-    """The contract types theta as the image (the grid as theta): a theta the original reads at a
-    wider type than the image's would be rounded by the rewrite. From float32 to half that moves
-    every sample by up to ~1e-3 of the image; from float64 to float32 a theta whose terms cancel
-    (large translations against large coefficients) loses what the original kept. Neither can be
-    proved equal. (A theta fitted to a constant grid is exact where it is written.)"""
-    if verdict.precision in _HALF or theta_elem is None or fitted:
+def _narrowing(verdict: Verdict, theta_elem, elem) -> str | None:
+    """The contract types theta as the image (the grid as theta): a theta the original reads (or
+    a grid it computes) at a wider type than the image's would be rounded by the rewrite. From
+    float32 to half that moves every sample by up to ~1e-3 of the image; from float64 to float32
+    a theta whose terms cancel (large translations against large coefficients) loses what the
+    original kept. Neither can be proved equal."""
+    if verdict.precision in _HALF or theta_elem is None:
         return None
     if _WIDTH.get(theta_elem, 2) > _WIDTH.get(elem, 2):
         return (f"theta is {TensorProto.DataType.Name(theta_elem).lower()} but the image is "
