@@ -170,7 +170,7 @@ class Driver:
     # -- one graph ---------------------------------------------------------------------------
 
     def _rewrite_graph(self, graph: GraphProto, parent: GraphIndex | None, scope: str) -> bool:
-        index = GraphIndex(graph, parent)
+        index = GraphIndex(graph, parent, self.loaded.proto.ir_version if parent is None else None)
         if parent is None:
             self.session.names.root = index
         changed = False
