@@ -117,11 +117,12 @@ class _FakeContext:
 def test_size_tensor_of_symbolic_length_is_gathered():
     # A size tensor declared [S]: its length is not known, so its elements are gathered (the
     # writer compared a symbolic length with range(): a TypeError inside rewrite()).
-    from surgeon_patterns.writer import Writer
+    from surgeon_patterns.pieces import DimOf, ElemOf
+    from surgeon_patterns.write import Writer
 
     ctx = _FakeContext({"size": ("S",), "x": ("N", 3, 16, 12)})
     writer = Writer(ctx, plan=None)
-    out = writer._pieces([("dim", "x", 0), ("dim", "x", 1), ("elem", "size", 2), ("elem", "size", 3)], "size")
+    out = writer._pieces([DimOf("x", 0), DimOf("x", 1), ElemOf("size", 2), ElemOf("size", 3)], "size")
     assert [op for op, _ in ctx.nodes] == ["Shape", "Gather", "Gather", "Concat"], ctx.nodes
     assert ctx.nodes[2][1][0] == "size" and out.startswith("size")
 

@@ -1,5 +1,5 @@
-"""Prove, from the ops, that a traced grid is affine in theta (or, with no theta, that it depends
-on the dims alone), and which theta elements it reads.
+"""Step 2, prove: is the grid, from the ops, affine in theta (or, with no theta, a function of
+the dims alone), and which theta elements does it read?
 
 The engine's abstract interpretation (``surgeon.recognise.prove``) walks the region from the cut to
 the grid at one set of dims the region runs at. Its leaves are what the graph says: theta is the
@@ -8,8 +8,9 @@ dynamic dims as sizes of at least 1; a run-time integer tensor read as a size ha
 may only set sizes. The grid ops onnxruntime cannot run get a rule here: each grid element is
 row ``i`` of its item's theta times shape-derived coordinates.
 
-Decided here, before any probe theta is compared: a refusal names the op on theta's path with no
-affine rule, the branch on sizes, or the integer input used as data.
+Decides, before any probe theta is compared: a ``GridProof`` (the theta elements read), or a
+``Refusal`` naming the op on theta's path with no affine rule, the branch on sizes, the integer
+input used as data, or the value_info the evaluated region contradicts.
 """
 
 from __future__ import annotations
@@ -18,13 +19,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from surgeon import SurgeonError
+from surgeon import Refusal, SurgeonError
 from surgeon.recognise import (AFFINE, BRANCHED, DIMS, KNOWN, OTHER, Abstract, NotProved, branch_of, dims, known,
                                mark_branch, prove, variable)
 
+from .cut import Cut, theta_layout
 from .grid_ops import CUSTOM_DOMAIN
-from .symbols import Symbols
-from .trace import Trace, theta_layout
 
 
 @dataclass
@@ -77,16 +77,16 @@ for _domain in ("", "org.pytorch.aten", "com.microsoft"):
     GRID_RULES[(_domain, "ATen")] = _aten
 
 
-def _leaves(trace: Trace, symbols: Symbols, feeds: dict, fixed: bool, group_of) -> dict[str, Abstract]:
+def _leaves(cut: Cut, symbols, feeds: dict, fixed: bool, group_of) -> dict[str, Abstract]:
     leaves: dict[str, Abstract] = {}
-    if trace.theta is not None and not fixed:
-        owner = symbols.owners[trace.theta]
+    if cut.theta is not None and not fixed:
+        owner = symbols.owners[cut.theta]
         layout = theta_layout(owner)
-        leaves[trace.theta] = variable(np.shape(feeds[trace.theta]), layout.rows * layout.cols)
-        leaves[trace.theta].axes = tuple(-1 if isinstance(d, int) else group_of(d[1]) for d in owner)
-    for node in trace.folded:
+        leaves[cut.theta] = variable(np.shape(feeds[cut.theta]), layout.rows * layout.cols)
+        leaves[cut.theta].axes = tuple(-1 if isinstance(d, int) else group_of(d.cls) for d in owner)
+    for node in cut.folded:
         leaves[node.outputs[0]] = known(np.asarray(feeds[node.outputs[0]]))
-    for leaf in trace.shape_leaves:
+    for leaf in cut.shape_leaves:
         source_dims = symbols.owners[leaf.inputs[0]]
         value = np.asarray(feeds[leaf.outputs[0]])
         if leaf.op_type == "Size":
@@ -102,9 +102,9 @@ def _leaves(trace: Trace, symbols: Symbols, feeds: dict, fixed: bool, group_of) 
             if isinstance(d, int):  # a declared static dim of a graph input: the model's interface
                 abstract.kind[i], abstract.lo[i], abstract.hi[i] = KNOWN, d, d
             else:  # dims tied into one group are one dim: Max(N, N') of tied batches is settled
-                abstract.sym[i] = group_of(d[1])
+                abstract.sym[i] = group_of(d.cls)
         leaves[leaf.outputs[0]] = abstract
-    for value in trace.int_leaves:
+    for value in cut.int_leaves:
         leaves[value] = dims(np.shape(feeds[value]), -np.inf, np.inf, data=value)
     return leaves
 
@@ -113,39 +113,39 @@ class DoesNotRun(Exception):
     """The region does not run at these dims (the original would not either): try others."""
 
 
-def prove_grid(ctx, trace: Trace, symbols: Symbols, feeds: dict, fixed: bool, group_of) -> GridProof | str:
+def prove_grid(ctx, cut: Cut, symbols, feeds: dict, fixed: bool, group_of) -> GridProof | Refusal:
     """The proof at one set of dims (``feeds``: the region's inputs there), or why there is none;
     ``DoesNotRun`` when the region does not run there. ``group_of(cls)``: the group of dims a
     class is tied into at these dims."""
-    leaves = _leaves(trace, symbols, feeds, fixed, group_of)
+    leaves = _leaves(cut, symbols, feeds, fixed, group_of)
     try:
-        proof = prove(ctx, trace.nodes, [trace.grid], leaves, feeds, GRID_RULES)
+        proof = prove(ctx, cut.nodes, [cut.grid], leaves, feeds, GRID_RULES)
     except NotProved as exc:
-        return str(exc)
+        return Refusal(str(exc))
     except SurgeonError as exc:
         raise DoesNotRun(str(exc)) from None
-    grid = proof.outputs[trace.grid]
+    grid = proof.outputs[cut.grid]
     if (grid.kind == OTHER).any():
         what = "theta" if not fixed else "its inputs"
-        return f"the grid is not affine in {what}: {grid.why or 'an op on its path has no affine rule'}"
+        return Refusal(f"the grid is not affine in {what}: {grid.why or 'an op on its path has no affine rule'}")
     if branch_of([grid]):
-        return f"the grid's values depend on {branch_of([grid])}"
+        return Refusal(f"the grid's values depend on {branch_of([grid])}")
     axes = grid.axes or ()
     if any(a == BRANCHED for a in axes[1:]):  # the batch may: the sampler holds it to the image's
-        return f"the grid's size depends on {grid.branch}"
-    lie = _declared_lie(ctx, trace, proof.values)
+        return Refusal(f"the grid's size depends on {grid.branch}")
+    lie = _declared_lie(ctx, cut, proof.values)
     if lie:
-        return lie
+        return Refusal(lie)
     item = 0
-    if trace.theta is not None and not fixed:
-        layout = theta_layout(symbols.owners[trace.theta])
+    if cut.theta is not None and not fixed:
+        layout = theta_layout(symbols.owners[cut.theta])
         item = layout.rows * layout.cols
     return GridProof(grid.all_reads(), item, proof.narrowed)
 
 
-def _declared_lie(ctx, trace: Trace, values: dict) -> str | None:
+def _declared_lie(ctx, cut: Cut, values: dict) -> str | None:
     """A declared static dim the region's values do not have: that value_info is not believed."""
-    for node in trace.nodes:
+    for node in cut.nodes:
         for out in node.outputs:
             declared = ctx.shape(out) if out else None
             actual = np.shape(values[out]) if out in values else None

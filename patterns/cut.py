@@ -1,10 +1,15 @@
-"""Walk a sampler's grid back to the cut where run-time data enters.
+"""Step 1, cut: where does run-time data enter the grid? Walk the sampler's grid back to the cut.
 
 The walk stops at constants, at theta-shaped run-time values (the candidates), at the outputs of
 known grid ops (whose theta input is then the candidate), at ``Shape``/``Size`` of run-time
 tensors (fed with concrete dims when probing) and at short run-time int tensors (a size given as
 data: fed with concrete sizes). A grid qualifies when at most one candidate is left and no other
-run-time value is read: everything else is constant or comes from shapes and sizes.
+run-time value is read: everything else is constant or comes from shapes and sizes. A matrix
+built from sizes and constants alone is part of the grid's computation, not a candidate; an
+initializer that is also a graph input (IR >= 4) is run-time data.
+
+Decides: the region (nodes from the cut to the grid) and its leaves, or a ``CutRefusal``
+naming what the grid reads besides one theta (``through``: candidates a retry may walk past).
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from dataclasses import dataclass, field
 
 from onnx import TensorProto
 
-from surgeon import MatchContext, Node
+from surgeon import MatchContext, Node, Refusal
 
 from .grid_ops import KnownGrid, read_known_grid
 
@@ -29,7 +34,7 @@ MAX_SHAPE_WALK = 64  # how far to look before calling a Shape input a run-time t
 
 
 @dataclass
-class Trace:
+class Cut:
     grid: str
     theta: str | None  # None: the grid reads no theta-shaped tensor
     nodes: list[Node]  # the grid's computation from the cut, in graph order
@@ -42,10 +47,9 @@ class Trace:
 
 
 @dataclass
-class TraceError:
-    """Why a trace found no cut; ``through`` are candidates a retry may walk through."""
+class CutRefusal(Refusal):
+    """Why no cut was found; ``through`` are candidates a retry may walk through."""
 
-    reason: str
     through: list[str] = field(default_factory=list)
 
 
@@ -162,10 +166,9 @@ def _unflatten(ctx: MatchContext, theta: str, members: dict) -> str:
     return source
 
 
-def trace_grid(ctx: MatchContext, grid: str, image: str, pattern_name: str, past=frozenset()) -> Trace | TraceError:
-    """The grid's region and its theta, or the reason it is not one theta's grid. Values in
-    ``past`` are walked through, not taken as the cut (a transposed square matrix looks like
-    theta too)."""
+def cut_grid(ctx: MatchContext, grid: str, image: str, pattern_name: str, past=frozenset()) -> Cut | CutRefusal:
+    """The grid's region and its theta, or why it is not one theta's grid. Values in ``past``
+    are walked through, not taken as the cut (a transposed square matrix looks like theta too)."""
     members: dict[int, Node] = {}
     candidates: dict[str, None] = {}
     runtime: list[str] = []
@@ -215,10 +218,10 @@ def trace_grid(ctx: MatchContext, grid: str, image: str, pattern_name: str, past
             candidates[v] = None
             continue
         if node.subgraphs():
-            return TraceError(f"the grid is computed with control flow ({node.label})")
+            return CutRefusal(f"the grid is computed with control flow ({node.label})")
         members[id(node)] = node
         if len(members) > MAX_REGION_NODES:
-            return TraceError(f"no theta-shaped cut within {MAX_REGION_NODES} nodes of the grid")
+            return CutRefusal(f"no theta-shaped cut within {MAX_REGION_NODES} nodes of the grid")
         if _is_shape_op(node):
             if ctx.constant(v) is not None:
                 folded.append(node)  # the tensor's shape is static: a constant of the region
@@ -237,16 +240,16 @@ def trace_grid(ctx: MatchContext, grid: str, image: str, pattern_name: str, past
     if runtime:
         named = ", ".join(repr(r) + (" (an initializer that is also a graph input: a default the caller may "
                                      "override)" if ctx.is_overridable(r) else "") for r in runtime[:3])
-        return TraceError(f"the grid depends on run-time data other than one theta-shaped tensor ({named})")
+        return CutRefusal(f"the grid depends on run-time data other than one theta-shaped tensor ({named})")
     if len(live) > 1 or (not live and len(fixed) > 1):
         several = live or fixed
         named = ", ".join(repr(c) for c in several[:3])
-        return TraceError(f"the grid reads several theta-shaped tensors ({named})",
+        return CutRefusal(f"the grid reads several theta-shaped tensors ({named})",
                           [c for c in several if ctx.producer(c) is not None])
     theta = live[0] if live else fixed[0] if fixed else None
     constants.update((c, None) for c in fixed if c != theta)
     if theta is not None:
         theta = _unflatten(ctx, theta, members)
     nodes = sorted(members.values(), key=lambda n: n.position)
-    return Trace(grid, theta, nodes, shape_leaves, known, list(constants), folded, constant_theta=not live,
+    return Cut(grid, theta, nodes, shape_leaves, known, list(constants), folded, constant_theta=not live,
                  int_leaves=list(int_leaves))
