@@ -1,21 +1,15 @@
 """From a first verified setting to a verdict: which output dims follow which input dims (each
 class varied alone), what the grid is at size 1, whether theta's batch broadcasts, where computed
-dims come from."""
+dims come from. ``ident`` is the identify step's Identifier (its checks, dims plan and proof)."""
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
 
 from surgeon import Refusal
 
 from .sources import MapSource
 from .verdict import Computed, Failure, Follows, Outcome, Static, Verdict
 
-if TYPE_CHECKING:
-    from .identify import Identifier
-
-
-def conclude(ident: "Identifier", base: dict, first: Outcome, ac: int) -> Verdict | Refusal:
+def conclude(ident, base: dict, first: Outcome, ac: int) -> Verdict | Refusal:
     sym, plan = ident.symbols, ident.dims
     verdict = Verdict(k=ident.k, homogeneous=bool(ident.layout and ident.layout.homogeneous), align_corners=ac,
                       precision=ident.precision, grid_dtype=first.grid_dtype,
@@ -74,7 +68,7 @@ def conclude(ident: "Identifier", base: dict, first: Outcome, ac: int) -> Verdic
     return verdict
 
 
-def _size_one(ident: "Identifier", base: dict, ac: int, pinned: set, verdict: Verdict) -> Refusal | None:
+def _size_one(ident, base: dict, ac: int, pinned: set, verdict: Verdict) -> Refusal | None:
     """Every dynamic dim set to 1, one at a time: the grid must still be affine_grid(theta)
     with some size-1 coordinate (the rewrite reproduces it); where the original does not run
     at 1, nothing is lost."""
@@ -98,7 +92,7 @@ def _size_one(ident: "Identifier", base: dict, ac: int, pinned: set, verdict: Ve
     return None
 
 
-def _theta_batch(ident: "Identifier", base: dict, pinned: set):
+def _theta_batch(ident, base: dict, pinned: set):
     if ident.cut.theta is None or ident.mode == "fixed":
         return Static(1)
     first = ident.symbols.owners[ident.cut.theta][0]
@@ -108,7 +102,7 @@ def _theta_batch(ident: "Identifier", base: dict, pinned: set):
     return Static(base[first.cls]) if g in pinned else Follows(ident.dims.rep(g))
 
 
-def _broadcasts(ident: "Identifier", base: dict, ac: int, batch) -> bool:
+def _broadcasts(ident, base: dict, ac: int, batch) -> bool:
     """theta's batch tied to the grid's and to other dims (the image's): does the region also
     take a theta of batch 1 and give the grid the others' batch?"""
     plan = ident.dims
@@ -123,7 +117,7 @@ def _broadcasts(ident: "Identifier", base: dict, ac: int, batch) -> bool:
     return isinstance(result, Outcome) and result.shape[0] == base[batch.cls]
 
 
-def _size_source(ident: "Identifier", outcomes: list[Outcome]) -> tuple[int, bool] | None:
+def _size_source(ident, outcomes: list[Outcome]) -> tuple[int, bool] | None:
     """A grid op whose size tensor held the output's spatial dims in every run; whether it
     also held the sampler's N and C (then it is the size input as it is)."""
     image = ident.symbols.image

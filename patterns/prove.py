@@ -153,7 +153,7 @@ def _declared_lie(ctx, cut: Cut, values: dict) -> str | None:
                 continue
             if any(isinstance(d, int) and d != a for d, a in zip(declared, actual)):
                 return (f"{out!r} is declared {list(declared)} but computes {list(actual)} at the probe's dims: "
-                        "its value_info is wrong, and sizes read from it would be too")
+                        "its declared shape is not the data's, and a size read from it would be wrong")
     return None
 
 

@@ -6,7 +6,7 @@ the batch at 1 (a model traced at batch 1 whose size tensor holds that 1)."""
 from __future__ import annotations
 
 import itertools
-from typing import TYPE_CHECKING, Iterator
+from typing import Iterator
 
 import numpy as np
 
@@ -14,11 +14,9 @@ from surgeon import Refusal
 
 from .dims import DimPlan, Symbols
 from .verdict import Outcome
-
-if TYPE_CHECKING:
-    from .identify import Identifier
-
 MAX_SEARCH = 256  # dim combinations tried when the base dims do not run
+
+# ``ident`` below is the identify step's Identifier: its dims plan, its checks and its cut.
 
 
 def partitions(sym: Symbols) -> Iterator[DimPlan]:
@@ -51,7 +49,7 @@ def partitions(sym: Symbols) -> Iterator[DimPlan]:
         yield DimPlan(sym, [list(g) for g in named], dict(fixed))
 
 
-def search(ident: "Identifier", base: dict) -> tuple[dict, Outcome] | None:
+def search(ident, base: dict) -> tuple[dict, Outcome] | None:
     """Dims the region accepts when the base ones fail: sizes found in its constants first
     (arange lengths), then their divisors (a flattened H*W base grid); then the same with the
     batch at 1 (a model traced at batch 1 whose size tensor holds that 1, declared dynamic)."""
@@ -80,7 +78,7 @@ def search(ident: "Identifier", base: dict) -> tuple[dict, Outcome] | None:
     return None
 
 
-def size_hints(ident: "Identifier") -> list[int]:
+def size_hints(ident) -> list[int]:
     found: set[int] = set()
     arrays = [ident.ctx.constant(name) for name in ident.cut.constants]
     arrays += [n.attr("value") for n in ident.cut.nodes if n.is_op("Constant")]
@@ -95,7 +93,7 @@ def size_hints(ident: "Identifier") -> list[int]:
     return sorted(found) + sorted(divisors)
 
 
-def split(ident: "Identifier", base: dict, ac: int) -> dict | Refusal:
+def split(ident, base: dict, ac: int) -> dict | Refusal:
     """Untie every class whose own value the region accepts: a tie must be needed. A tie whose
     classes, once apart, give a grid the sampler would still take (its batch is the image's) but
     not an affine one, is a refusal: the model runs there, the rewrite would not compute the

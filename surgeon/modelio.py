@@ -218,9 +218,10 @@ def skeleton_model(proto: ModelProto, keep_small: int = 0, value_info: bool = Tr
     if value_info:
         g.value_info.extend(src.value_info)
     listed = {i.name for i in src.input}
+    overridable = listed if proto.ir_version >= 4 else set()  # a default a caller may replace: no data
     for init in src.initializer:
         numel = math.prod(init.dims)
-        if numel <= keep_small and init.data_location != TensorProto.EXTERNAL:
+        if numel <= keep_small and init.data_location != TensorProto.EXTERNAL and init.name not in overridable:
             g.initializer.append(init)
         elif init.name not in listed:
             vi = g.input.add()  # built in place: make_tensor_value_info costs 3x more per weight

@@ -11,13 +11,19 @@ from .elements import AFFINE, BRANCHED, KNOWN, Abstract, NotProved, branch_of, d
 from .elements import spread as _spread_all
 
 
-def _argument(node, ins, index: int, what: str) -> bool:
-    """True when argument ``index`` is a constant; False when it follows the dims."""
+def _argument(node, ins, index: int, what: str, selects: bool = False) -> bool:
+    """True when argument ``index`` is a constant; False when it follows the dims. ``selects``:
+    the argument picks elements (indices, slice bounds) rather than sizing a result: a run-time
+    integer input may size things, never pick which elements the result holds."""
     if index >= len(ins) or ins[index] is None:
         return True
-    top = ins[index].top()
+    arg = ins[index]
+    top = arg.top()
     if top >= AFFINE:
         raise NotProved(f"{node.label}: its {what} depends on the variables")
+    if selects and arg.data and top != KNOWN:
+        raise NotProved(f"{node.label}: its {what} come from the run-time integer input {arg.data!r}, which may only "
+                        "set sizes, not pick elements")
     return top == KNOWN
 
 
@@ -124,7 +130,8 @@ def slice_(node, ins, vals, outs):
     a = ins[0]
     rank = len(a.shape)
     if len(ins) > 1:
-        if not all(_argument(node, ins, i, w) for i, w in ((1, "starts"), (2, "ends"), (3, "axes"), (4, "steps"))):
+        if not all(_argument(node, ins, i, w, selects=True)
+                   for i, w in ((1, "starts"), (2, "ends"), (3, "axes"), (4, "steps"))):
             return [finish(spread(a, np.shape(outs[0]), ins[1:]), outs[0])]
         starts = np.asarray(vals[1]).reshape(-1)
         ends = np.asarray(vals[2]).reshape(-1)
@@ -145,7 +152,7 @@ def slice_(node, ins, vals, outs):
 def gather(node, ins, vals, outs):
     a = ins[0]
     axis = int(node.attr("axis", 0)) % max(len(a.shape), 1)
-    if not _argument(node, ins, 1, "indices"):
+    if not _argument(node, ins, 1, "indices", selects=True):
         return [finish(spread(a, np.shape(outs[0]), ins[1:]), outs[0])]
     idx = np.asarray(vals[1]).astype(np.int64)
     idx = np.where(idx < 0, idx + a.shape[axis], idx)
@@ -155,7 +162,7 @@ def gather(node, ins, vals, outs):
 def gather_elements(node, ins, vals, outs):
     a = ins[0]
     axis = int(node.attr("axis", 0)) % max(len(a.shape), 1)
-    if not _argument(node, ins, 1, "indices"):
+    if not _argument(node, ins, 1, "indices", selects=True):
         return [finish(spread(a, np.shape(outs[0]), ins[1:]), outs[0])]
     idx = np.asarray(vals[1]).astype(np.int64)
     idx = np.where(idx < 0, idx + a.shape[axis], idx)
@@ -164,7 +171,7 @@ def gather_elements(node, ins, vals, outs):
 
 def gather_nd(node, ins, vals, outs):
     a = ins[0]
-    if not _argument(node, ins, 1, "indices") or node.attr("batch_dims", 0):
+    if not _argument(node, ins, 1, "indices", selects=True) or node.attr("batch_dims", 0):
         return [finish(spread(a, np.shape(outs[0]), ins[1:]), outs[0])]
     idx = np.asarray(vals[1]).astype(np.int64)
     depth = idx.shape[-1]
@@ -174,7 +181,7 @@ def gather_nd(node, ins, vals, outs):
 
 def scatter_nd(node, ins, vals, outs):
     data, updates = ins[0], ins[2]
-    if node.attr("reduction", "none") not in ("none", "add") or not _argument(node, ins, 1, "indices"):
+    if node.attr("reduction", "none") not in ("none", "add") or not _argument(node, ins, 1, "indices", selects=True):
         return [finish(spread(_union(data, updates), np.shape(outs[0]), ins[1:2]), outs[0])]
     idx = np.asarray(vals[1]).astype(np.int64)
     depth = idx.shape[-1]
@@ -198,7 +205,7 @@ def scatter_nd(node, ins, vals, outs):
 
 def scatter_elements(node, ins, vals, outs):
     data, updates = ins[0], ins[2]
-    if node.attr("reduction", "none") not in ("none", "add") or not _argument(node, ins, 1, "indices"):
+    if node.attr("reduction", "none") not in ("none", "add") or not _argument(node, ins, 1, "indices", selects=True):
         return [finish(spread(_union(data, updates), np.shape(outs[0]), ins[1:2]), outs[0])]
     axis = int(node.attr("axis", 0)) % max(len(data.shape), 1)
     idx = np.asarray(vals[1]).astype(np.int64)
