@@ -5,8 +5,8 @@ crashes and hangs, and every finding is saved with its reproducer.
 
 Mutations (one to three per mutant): swap a node's inputs, change an input's dims or a shape
 constant, change a dtype, insert an element-wise op on the grid path (grid or theta side),
-duplicate or drop a node, corrupt an attribute; and plant the traps that bend only far from
-where a probe looks (issue 27): a clamp at +-12 or +-20, a wrap with Mod, a tiny quadratic
+duplicate or drop a node, corrupt an attribute; and, from seed 2031 on (older seeds rebuild
+their cases as they were), plant the traps that bend only far from where a probe looks (issue 27): a clamp at +-12 or +-20, a wrap with Mod, a tiny quadratic
 term, rounding to 2^-16, int32 fixed point, a branch on a dim (``Min(W, 64)``), an int input
 gating the grid, an initializer that is also a graph input, a value_info with static dims the
 data does not have. Each fused mutant is compared on validate's draws and again on inputs far
@@ -321,8 +321,13 @@ def plant_value_info_lie(model, rng):
 
 
 MUTATIONS = [swap_inputs, change_dims, change_dtype, insert_elementwise, insert_elementwise, duplicate_node,
-             drop_node, corrupt_attribute, plant_far_trap, plant_far_trap, plant_dim_branch, plant_overridable,
-             plant_value_info_lie]
+             drop_node, corrupt_attribute]
+PLANTS = [plant_far_trap, plant_far_trap, plant_dim_branch, plant_overridable, plant_value_info_lie]
+PLANTS_FROM = 2031  # seeds from here plant issue 27's traps too; older seeds rebuild their cases as they were
+
+
+def mutations_for(seed: int) -> list:
+    return MUTATIONS + PLANTS if seed >= PLANTS_FROM else MUTATIONS
 
 
 def _reorder(model) -> None:
@@ -353,8 +358,9 @@ def make_case(seed: int, index: int, samples: list[str]):
     name = samples[rng.integers(len(samples))]
     model = onnx.load(SAMPLES / name)
     done = []
+    table = mutations_for(seed)
     for _ in range(int(rng.integers(1, 4))):
-        mutate = MUTATIONS[rng.integers(len(MUTATIONS))]
+        mutate = table[rng.integers(len(table))]
         try:
             what = mutate(model, rng)
         except Exception as exc:  # a mutation that does not apply here

@@ -10,6 +10,7 @@ from .sources import MapSource
 from .verdict import Computed, Failure, Follows, Outcome, Static, Verdict
 
 def conclude(ident, base: dict, first: Outcome, ac: int) -> Verdict | Refusal:
+    _tie_co_valued(ident, base, ac)
     sym, plan = ident.symbols, ident.dims
     verdict = Verdict(k=ident.k, homogeneous=bool(ident.layout and ident.layout.homogeneous), align_corners=ac,
                       precision=ident.precision, grid_dtype=first.grid_dtype,
@@ -47,6 +48,9 @@ def conclude(ident, base: dict, first: Outcome, ac: int) -> Verdict | Refusal:
                 else:
                     follows[axis] = g
         if not ran:  # runs at one size only: sizes baked into constants
+            if not all(ident.ctx.is_graph_input(sym.classes[c].value) for c in plan.groups[g]):
+                return Refusal(f"the grid runs only with {sym.name(rep, base[rep])}, a size the model computes "
+                               "elsewhere: whether the model keeps it there is not known")
             pinned_groups.add(g)
             verdict.pinned[rep] = base[rep]
     dims = [Computed() if a in computed else Follows(plan.rep(follows[a])) if a in follows else Static(int(n))
@@ -66,6 +70,35 @@ def conclude(ident, base: dict, first: Outcome, ac: int) -> Verdict | Refusal:
     elif isinstance(verdict.theta_batch, Follows):
         verdict.broadcast_theta = _broadcasts(ident, base, ac, verdict.batch)
     return verdict
+
+
+def _tie_co_valued(ident, base: dict, ac: int) -> None:
+    """Groups that share a value in ``base`` and run only when varied together are one dim (a
+    matrix expanded to the image's batch elsewhere in the model, say): tie them, so that neither
+    is taken for a size baked into constants."""
+    plan = ident.dims
+    changed = True
+    while changed:
+        changed = False
+        for g in range(len(plan.groups)):
+            value = base[plan.rep(g)]
+            partners = [h for h in range(len(plan.groups)) if h != g and base[plan.rep(h)] == value]
+            if not partners:
+                continue
+            trial = plan.with_value(base, g, plan.fresh(g, set(base.values())))
+            if not _runs(ident.check(trial, (ac,), salt=g + 1)):
+                together = dict(trial)
+                for h in partners:
+                    together = plan.with_value(together, h, trial[plan.rep(g)])
+                if _runs(ident.check(together, (ac,), salt=g + 1)):
+                    merged = sorted(c for i in [g, *partners] for c in plan.groups[i])
+                    plan.groups = [m for i, m in enumerate(plan.groups) if i not in (g, *partners)] + [merged]
+                    changed = True
+                    break
+
+
+def _runs(result) -> bool:
+    return isinstance(result, Outcome) or (isinstance(result, Failure) and result.ran)
 
 
 def _size_one(ident, base: dict, ac: int, pinned: set, verdict: Verdict) -> Refusal | None:

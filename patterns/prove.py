@@ -57,6 +57,8 @@ def _grid_rule(theta_index: int, size_index: int | None):
             syms = [int(v) for v in size.syms().reshape(-1)]
             result.axes = (syms[0], *syms[2:], -1)
             result.branch = size.branch
+        if size is not None:
+            result.resized = size.resized or branch_of([size])
         source = branch_of([theta])
         if source:
             result = mark_branch(result, np.ones(out.shape, bool), source)
@@ -130,9 +132,10 @@ def prove_grid(ctx, cut: Cut, symbols, feeds: dict, fixed: bool, group_of) -> Gr
         return Refusal(f"the grid is not affine in {what}: {grid.why or 'an op on its path has no affine rule'}")
     if branch_of([grid]):
         return Refusal(f"the grid's values depend on {branch_of([grid])}")
-    axes = grid.axes or ()
-    if any(a == BRANCHED for a in axes[1:]):  # the batch may: the sampler holds it to the image's
-        return Refusal(f"the grid's size depends on {grid.branch}")
+    if grid.resized:  # only the batch may: the sampler holds it to the image's
+        axes = grid.axes
+        if axes is None or axes[0] != BRANCHED or any(a == BRANCHED for a in axes[1:]):
+            return Refusal(f"the grid's size depends on {grid.resized}")
     lie = _declared_lie(ctx, cut, proof.values)
     if lie:
         return Refusal(lie)

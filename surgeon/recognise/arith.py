@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import bounds
-from .elements import (AFFINE, DIMS, KNOWN, OTHER, Abstract, NotProved, branch_of, broadcast, combine,
-                       mark_branch, reduce)
+from .elements import (AFFINE, BRANCHED, DIMS, KNOWN, OTHER, Abstract, NotProved, branch_of, broadcast,
+                       combine, mark_branch, reduce)
 
 
 def finish(result: Abstract, out: np.ndarray) -> Abstract:
@@ -71,7 +71,9 @@ def div(node, ins, vals, outs):
 
 def neg(node, ins, vals, outs):
     a = ins[0]
-    result = Abstract(a.kind.copy(), a.reads.copy(), -a.hi, -a.lo, a.why, a.data)
+    result = Abstract(a.kind.copy(), a.reads.copy(), -a.hi, -a.lo, a.why, a.data, branch=a.branch)
+    if a.sym is not None:  # -N is no longer the dim N; a branch's outcome stays one
+        result.sym = np.where(a.sym == BRANCHED, BRANCHED, -1).astype(np.int32)
     return [finish(result, outs[0])]
 
 

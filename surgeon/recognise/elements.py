@@ -40,6 +40,7 @@ class Abstract:
     sym: np.ndarray | None = None  # int32 per element: which input dim it is exactly (-1: none)
     axes: tuple | None = None  # per axis: which input dim its length is (-1: none; axes.py)
     branch: str | None = None  # the first branch on sizes an element or axis length came out of
+    resized: str | None = None  # a branch on sizes that set the length of some axis (``axes`` says which)
 
     @property
     def shape(self) -> tuple:
@@ -88,7 +89,7 @@ def _as_bounds(value: np.ndarray) -> np.ndarray:
 def move(a: Abstract, fn) -> Abstract:
     """The same data movement (reshape, transpose, gather...) applied to every part."""
     return Abstract(fn(a.kind), fn(a.reads), fn(a.lo), fn(a.hi), a.why, a.data,
-                    None if a.sym is None else fn(a.sym), branch=a.branch)
+                    None if a.sym is None else fn(a.sym), branch=a.branch, resized=a.resized)
 
 
 def merge_meta(parts) -> tuple[str | None, str | None]:

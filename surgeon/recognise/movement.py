@@ -199,7 +199,9 @@ def scatter_nd(node, ins, vals, outs):
             target[where] = source
     result.lo[where] = -np.inf if adding else updates.lo
     result.hi[where] = np.inf if adding else updates.hi
-    result.sym = None  # overwritten elements are no longer the dims they were
+    flags = np.asarray(data.syms() == BRANCHED).copy()  # overwritten elements are no longer the dims they were
+    flags[where] = (updates.syms() == BRANCHED) | (flags[where] if adding else False)
+    result.sym = np.where(flags, BRANCHED, -1).astype(np.int32)
     return [finish(_meta_of(result, [data, updates]), outs[0])]
 
 
@@ -219,7 +221,12 @@ def scatter_elements(node, ins, vals, outs):
             source = {"kind": np.maximum(merged, source), "reads": merged | source,
                       "lo": np.full(idx.shape, -np.inf), "hi": np.full(idx.shape, np.inf)}[field]
         np.put_along_axis(target, idx, source, axis)
-    result.sym = None
+    flags = np.asarray(data.syms() == BRANCHED).copy()
+    updated = np.asarray(updates.syms() == BRANCHED)
+    if adding:
+        updated = updated | np.take_along_axis(flags, idx, axis)
+    np.put_along_axis(flags, idx, updated, axis)
+    result.sym = np.where(flags, BRANCHED, -1).astype(np.int32)
     return [finish(_meta_of(result, [data, updates]), outs[0])]
 
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from . import arith, movement
 from .axes import propagate
-from .elements import AFFINE, DIMS, KNOWN, OTHER, Abstract, NotProved, branch_of, known
+from .elements import AFFINE, DIMS, KNOWN, OTHER, Abstract, NotProved, branch_of, known, mark_branch
 
 Rule = Callable  # (node, ins, vals, outs) -> list[Abstract]
 
@@ -155,11 +155,32 @@ def prove(ctx, nodes, outputs: list[str], leaves: dict[str, Abstract], feeds: di
         for name, result, axes in zip(outs, results, propagate(node, ins, vals, out_vals)):
             if result.axes is None or len(result.axes) != result.kind.ndim:
                 result.axes = axes if len(axes) == result.kind.ndim else None
-            result.branch = result.branch or branch_of(ins)  # the first branch a value came through
+            sizing = _SIZING.get(node.op_type, ())
+            source = branch_of([p for i, p in enumerate(ins) if i not in sizing])  # data, not sizes
+            result.branch = result.branch or source  # the first branch a value came through
+            if source and result.sym is None and (result.kind != KNOWN).any():
+                # a rule that does not follow branches element by element: all of it is suspect
+                result = mark_branch(result, result.kind != KNOWN, source)
+            result.resized = result.resized or _resized(node, ins)
             abstract[name] = result
         if node.op_type in ("Cast", "CastLike") and _narrows(vals[0], out_vals[0]) and ins[0].top() >= DIMS:
             narrowed.append(node.label)
     return Proof({o: abstract_of(o) for o in outputs}, narrowed, values)
+
+
+# Inputs that set the length of an output's axes rather than its values.
+_SIZING = {"Reshape": (1,), "Expand": (1,), "Tile": (1,), "ConstantOfShape": (0,), "Range": (0, 1, 2),
+           "Slice": (1, 2, 3, 4), "Pad": (1, 3), "Resize": (1, 2, 3), "Upsample": (1,), "Split": (1,)}
+
+
+def _resized(node, ins) -> str | None:
+    """A branch on sizes that decided the length of some axis of the output (directly, or of an
+    input it was computed from)."""
+    inherited = next((p.resized for p in ins if p is not None and p.resized), None)
+    if inherited:
+        return inherited
+    sizing = [ins[i] for i in _SIZING.get(node.op_type, ()) if i < len(ins)]
+    return branch_of(sizing)
 
 
 def _narrows(source, target) -> bool:
