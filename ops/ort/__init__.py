@@ -7,33 +7,26 @@ library that any onnxruntime (the release of its headers or later) loads through
     opts.register_custom_ops_library(surgeon_ops.ort.library_path())  # or into your own options
 
 The library calls the same kernel code as ``surgeon_ops.kernels`` (their static archive), on
-onnxruntime's own intra-op threads.  It is compiled on first use into the kernels' cache
-(``$SURGEON_CACHE_DIR``), saying so in one line on stderr; that needs a C++ compiler and
-onnxruntime's C API headers (``surgeon_ops.ort.headers``: ``python -m surgeon_ops.ort.headers``
-fetches them).  ``device="cuda"``: the same ops with CUDA-provider kernels too, built with nvcc.
+onnxruntime's own intra-op threads.  It is compiled when the package is installed
+(CMakeLists.txt beside this file; the build fetches onnxruntime's C API headers) and lies in
+this package's folder.  ``device="cuda"``: the same ops with CUDA-provider kernels too, built
+when nvcc was there at install time.
 """
 
 from __future__ import annotations
 
 import os
 
-# What decides which library a call gets: the cache check (hashing sources, asking the
-# compiler its version) costs ~17 ms, so each answer is kept for the process.
-_ENV = ("SURGEON_CACHE_DIR", "ONNXRUNTIME_INCLUDE_DIR", "SURGEON_CXXFLAGS", "CXX", "NVCC", "AR", "CUDA_HOME",
-        "CUDA_PATH", "PATH")
-_built: dict = {}
+from surgeon_ops.kernels import installed
 
 
-def library_path(device: str = "cpu", archs=None) -> str:
-    """Path to the op library for `device` ("cpu" or "cuda"; `archs` e.g. ["sm_90"] for the
-    CUDA kernels), built first if needed.  KernelBuildError (one line) when it cannot be."""
-    key = (device, tuple(archs or ()), *(os.environ.get(name) for name in _ENV))
-    path = _built.get(key)
-    if path is None or not os.path.exists(path):
-        from . import build
-
-        path = _built[key] = str(build.build(device, archs))
-    return path
+def library_path(device: str = "cpu") -> str:
+    """Path to the installed op library for `device` ("cpu" or "cuda");
+    LibraryNotInstalled (one line) when the install has none."""
+    if device not in ("cpu", "cuda"):
+        raise ValueError(f"device must be 'cpu' or 'cuda', got {device!r}")
+    hint = installed.HOW_TO_BUILD_CUDA if device == "cuda" else installed.HOW_TO_BUILD
+    return str(installed.find(__package__, f"surgeon_ort_{device}", hint))
 
 
 def session(model, device: str = "cpu", sess_options=None, providers=None, **kwargs):

@@ -40,7 +40,7 @@ def lint(model, target: str, *, plugins=None, ort_libraries=(), label: str | Non
 
 def _libraries(view, ctx, given) -> tuple:
     """Paths of the op libraries to check with; "surgeon" is the plugin set's library for each
-    custom op of the model that has one (built on first use)."""
+    custom op of the model that has one (as installed)."""
     paths = []
     for item in given:
         if item != "surgeon":

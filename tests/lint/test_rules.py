@@ -66,12 +66,6 @@ def test_surgeon_custom_ops_point_at_the_op_library():
 
 
 def test_surgeons_op_library_clears_its_custom_ops():
-    from surgeon_ops.ort import headers
-
-    try:
-        headers.find()
-    except Exception as exc:  # no onnxruntime C API headers on this machine
-        pytest.skip(f"onnxruntime headers: {exc}")
     assert lint(m.sized_plugin("attribute"), "onnxruntime", ort_libraries=["surgeon"]).clean
 
 
