@@ -2,8 +2,9 @@
 default-domain opset, for ``surgeon unfuse``.
 
 opset >= 20: ``AffineGrid`` + ``GridSample`` (opset-20 mode names); 16-19: the grid from
-standard ops + ``GridSample`` (opset-16 names), 2-D only. A dynamic size (the ``size`` input)
-stays a run-time value.
+standard ops + ``GridSample`` (opset-16 names), or, for a volume (GridSample is 4-D only there),
+the sampler written with gathers (``surgeon.sample_by_gathers``). A dynamic size (the ``size``
+input) stays a run-time value.
 """
 
 from __future__ import annotations
@@ -60,14 +61,15 @@ def fused_grid_sample(ctx: RewriteContext, node: Node, opset: int) -> str | None
     k = _spatial_rank(ctx, settings["output_size"], size_input, x, theta)
     if k not in (2, 3):
         return reason or "cannot tell whether it samples in 2-D or 3-D (no shapes)"
-    reason = reason or unexpressible(opset, k, sampler=True)
+    reason = reason or unexpressible(opset, k, sampler=True, gathers=True)
     if reason:
         return reason
     em = GraphEmitter(ctx, node.name or "FusedGridSample")
     size = Size(settings["output_size"], lambda: size_input or em.op(
         "Concat", [em.op("Shape", [x], start=0, end=2), em.const(settings["output_size"])], axis=0))
     grid = onnx_grid.affine_grid(em, theta, size, k, settings["align"], opset)
-    grid_sample(em, x, grid, settings["mode"], settings["padding"], settings["align"], opset, out=node.outputs[0])
+    grid_sample(em, x, grid, settings["mode"], settings["padding"], settings["align"], opset, out=node.outputs[0],
+                k=k)
     return None
 
 

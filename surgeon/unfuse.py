@@ -115,8 +115,9 @@ def unfuse(model, output: str | os.PathLike | None = None, *, opset: int | None 
         raise SurgeonError("the model imports no default-domain opset; pass --opset")
     notes = []
     if target != have:
-        convert(proto, target)
+        lowered = convert(proto, target)
         notes.append(f"converted the model from opset {have} to {target} (onnx.version_converter)")
+        notes.extend(lowered)
     pattern = _ToStandard(plugins, target)
     report = Driver(loaded, [Plugin(pattern, Origin("-", "-", "given"))]).run()
     failures = [m for m in report.refusals if m.node not in pattern.left]
