@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
-from onnx import ModelProto, helper, version_converter
+from onnx import ModelProto, checker, helper, version_converter
 
 from . import lowering
 from .errors import SurgeonError
@@ -40,8 +40,27 @@ def convert(proto: ModelProto, target: int) -> list[str]:
         lowering.restore(proto, hidden)
         raise
     lowering.restore(proto, hidden)
+    _check_nodes(proto, have, target)
     note = hidden.note(have, target)
     return [note] if note else []
+
+
+def _check_nodes(proto: ModelProto, have: int, target: int) -> None:
+    """Every default-domain node as the target's schema wants it: an adapter that writes a node
+    the target does not know (an attribute of the newer version kept) is named, not saved."""
+    ctx = checker.C.CheckerContext()
+    ctx.ir_version = proto.ir_version
+    ctx.opset_imports = {("" if o.domain == "ai.onnx" else o.domain): o.version for o in proto.opset_import}
+    for node in _walk(proto.graph.node):
+        if node.domain not in _DEFAULT or subgraphs_of(node):
+            continue
+        try:
+            checker.check_node(node, ctx)
+        except checker.ValidationError as exc:
+            name = node.name or f"{node.op_type}->{node.output[0] if node.output else '?'}"
+            why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise SurgeonError(f"cannot convert node {name} ({node.op_type}) from opset {have} to {target}: "
+                               f"onnx.version_converter wrote it invalid ({why})") from None
 
 
 def _why(exc: Exception) -> str:

@@ -94,25 +94,7 @@ def hide(proto: ModelProto, have: int, target: int) -> Hidden:
         for i, node in enumerate(graph.node):
             if node.domain not in _DEFAULT:
                 continue
-            version = version_at(node.op_type, have)
-            lowering = LOWERINGS.get(node.op_type)
-            if version is not None and lowering is not None and version >= lowering.since > target:
-                if constants is None:
-                    constants = _constants(proto)
-                hint = f"{node.name or node.op_type}/opset{target}"
-                site = Site(node, have, target, NodeBuilder(hint, taken), elem_of, dims_of, constants.get)
-                reason = lowering.lower(site)
-                if reason:
-                    errors.append(f"cannot write node {_label(node, path)} at opset {target}: {reason}")
-                    continue
-                placeholder = helper.make_node("Lowered", list(node.input), list(node.output), name=node.name,
-                                               domain=PLACEHOLDER_DOMAIN, index=len(hidden.nodes))
-                hidden.nodes.append(site.build.nodes)
-                hidden.originals.append(NodeProto())
-                hidden.originals[-1].CopyFrom(node)
-                graph.node[i].CopyFrom(placeholder)
-                continue
-            if schema(node.op_type, target) is None:
+            if schema(node.op_type, target) is None and node.op_type not in LOWERINGS:
                 since = first_version(node.op_type)
                 errors.append(f"cannot write node {_label(node, path)} at opset {target}: {node.op_type} "
                               + (f"exists from opset {since} on" if since else "is not a standard op"))
@@ -120,6 +102,25 @@ def hide(proto: ModelProto, have: int, target: int) -> Hidden:
             misfit = type_misfit(node, target, elem_of)
             if misfit:
                 errors.append(f"cannot write node {_label(node, path)} at opset {target}: {misfit}")
+                continue
+            version = version_at(node.op_type, have)
+            lowering = LOWERINGS.get(node.op_type)
+            if version is None or lowering is None or not version >= lowering.since > target:
+                continue
+            if constants is None:
+                constants = _constants(proto)
+            hint = f"{node.name or node.op_type}/opset{target}"
+            site = Site(node, have, target, NodeBuilder(hint, taken), elem_of, dims_of, constants.get)
+            reason = lowering.lower(site)
+            if reason:
+                errors.append(f"cannot write node {_label(node, path)} at opset {target}: {reason}")
+                continue
+            placeholder = helper.make_node("Lowered", list(node.input), list(node.output), name=node.name,
+                                           domain=PLACEHOLDER_DOMAIN, index=len(hidden.nodes))
+            hidden.nodes.append(site.build.nodes)
+            hidden.originals.append(NodeProto())
+            hidden.originals[-1].CopyFrom(node)
+            graph.node[i].CopyFrom(placeholder)
     if errors:
         _swap(proto, [[n] for n in hidden.originals])  # the model as it was
         more = f" (and {len(errors) - 1} more node(s))" if len(errors) > 1 else ""

@@ -78,3 +78,9 @@ def type_misfit(node: NodeProto, opset: int, elem_of) -> str | None:
             return (f"its {'output' if output else 'input'} {i} is {type_name(elem)}, which {node.op_type} takes "
                     f"only {where}")
     return None
+
+
+def first_with_attribute(op_type: str, name: str) -> int | None:
+    versions = sorted(s.since_version for s in onnx.defs.get_all_schemas_with_history()
+                      if s.name == op_type and s.domain == "" and name in s.attributes)
+    return versions[0] if versions else None

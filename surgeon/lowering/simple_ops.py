@@ -1,11 +1,13 @@
 """Lowerings of ops whose newer versions only added types, attributes with defaults, or an input
-that an older version spells another way: ConstantOfShape, GlobalMaxPool, LpPool, Split, Pad."""
+that an older version spells another way: ConstantOfShape, GlobalMaxPool, LpPool, Split, Pad, and
+the reductions whose axes became an input at 18."""
 
 from __future__ import annotations
 
 import numpy as np
+from onnx import helper
 
-from .schemas import type_misfit
+from .schemas import first_with_attribute, type_misfit
 from .site import Site
 
 
@@ -16,6 +18,22 @@ def same_node(site: Site) -> str | None:
         return why
     site.build.copy(site.node)
     return None
+
+
+ANY = object()  # an attribute that matters only for types the older opsets lack (float8): dropped
+
+
+def newer_attributes(**defaults):
+    """Ops whose newer versions added attributes (that onnx's adapter keeps, writing a node the
+    older version refuses): the node without them, when each is at its default or ANY."""
+    def lower(site: Site) -> str | None:
+        for name, default in defaults.items():
+            value = site.attr(name)
+            if value is not None and default is not ANY and value != default:
+                return f"{name}={value!r} exists from opset {first_with_attribute(site.node.op_type, name)}"
+        site.build.copy(site.node, drop=tuple(defaults))
+        return None
+    return lower
 
 
 def constant_of_shape(site: Site) -> str | None:
@@ -90,4 +108,23 @@ def pad(site: Site) -> str | None:
         else:
             full = b.op("Gather", [b.op("Concat", [pads, b.const([0])], axis=0), b.const(pick)], axis=0)
     b.copy(node, inputs=[data, full, *value])
+    return None
+
+
+def reduce(site: Site) -> str | None:
+    """Reduce*-18's axes input (and noop_with_empty_axes, which exporters write even at its
+    default) as Reduce*-13's axes attribute. onnx's adapter keeps noop_with_empty_axes, which
+    13 does not know: the node it writes is invalid."""
+    node, b = site.node, site.build
+    axes_value = site.input(1)
+    axes = site.constant_of(axes_value) if axes_value else np.zeros(0, np.int64)
+    if axes is None:
+        return "its axes are known at run time only; before opset 18 they are an attribute"
+    axes = [int(a) for a in np.asarray(axes).reshape(-1)]
+    if not axes and site.attr("noop_with_empty_axes", 0):
+        b.op("Identity", [node.input[0]], out=node.output[0])
+        return None
+    b.copy(node, drop=("noop_with_empty_axes", "axes"), inputs=[node.input[0]])
+    if axes:
+        b.nodes[-1].attribute.extend([helper.make_attribute("axes", axes)])
     return None

@@ -11,7 +11,7 @@ from onnx import TensorProto, helper, numpy_helper
 import surgeon
 from surgeon.lowering import LOWERINGS
 
-from .adapters import FLOOR, histories, missing_down_adapters, smallest_model
+from .adapters import FLOOR, histories, invalid_down_steps, missing_down_adapters, smallest_model
 from .helpers import opset_of, ort_run
 
 vi = helper.make_tensor_value_info
@@ -241,12 +241,58 @@ def test_a_type_the_target_lacks_is_named():
 
 
 def test_a_node_the_converter_refuses_is_named():
-    # ReduceMean-18 takes axes as an input; 17 wants an attribute, which a run-time axes cannot become.
-    node = helper.make_node("ReduceMean", ["x", "axes"], ["y"], name="mean_of_runtime_axes")
-    model = model_of([helper.make_node("Relu", ["x"], ["r"], name="relu"), node],
-                     [vi("x", TensorProto.FLOAT, [2, 3]), vi("axes", TensorProto.INT64, [1])],
-                     [vi("y", TensorProto.FLOAT, None), vi("r", TensorProto.FLOAT, None)], 18)
+    # Mod-28 on floats with fmod=0 has no opset-27 form; the converter says so without the node.
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"), helper.make_node("Mod", ["r", "x"], ["y"], name="rem")]
+    model = model_of(nodes, [vi("x", TensorProto.FLOAT, [2, 3])], [vi("y", TensorProto.FLOAT, [2, 3])], 28)
     with pytest.raises(surgeon.SurgeonError) as info:
-        surgeon.unfuse(model, opset=17)
+        surgeon.unfuse(model, opset=27)
     text = str(info.value)
-    assert "\n" not in text and "node mean_of_runtime_axes (ReduceMean) from opset 18 to 17" in text, text
+    assert "\n" not in text and text.startswith("cannot convert node rem (Mod) from opset 28 to 27"), text
+
+
+def test_every_down_step_that_writes_an_invalid_node_is_lowered():
+    """With every attribute written at its default (as exporters write them), some adapters keep
+    an attribute the older version does not know (ReduceMean's noop_with_empty_axes, Cast's
+    saturate): the node they write is invalid, so surgeon lowers those ops itself."""
+    faulty = invalid_down_steps()
+    assert ("ReduceMean", 18) in {(op, v) for op, v, _ in faulty}
+    first = {name: min(v) for name, v in histories().items()}
+    for op, version, why in faulty:
+        if first[op] > FLOOR:
+            continue
+        assert op in LOWERINGS and LOWERINGS[op].since <= version, f"{op}-{version} steps down invalid: {why}"
+
+
+@pytest.mark.parametrize("op", ["ReduceMean", "ReduceMax", "ReduceL2", "ReduceLogSumExp", "ReduceProd"])
+@pytest.mark.parametrize("axes", [[1], [-1, 0], [], None], ids=["one", "two", "empty", "absent"])
+@pytest.mark.parametrize("noop", [0, 1])
+def test_reduce_axes_input(op, axes, noop):
+    inits = [numpy_helper.from_array(np.array(axes, np.int64), "axes")] if axes is not None else []
+    node = helper.make_node(op, ["x", "axes" if axes is not None else ""], ["y"], keepdims=0, noop_with_empty_axes=noop)
+    model = model_of([node], [vi("x", TensorProto.FLOAT, [2, 3])], [vi("y", TensorProto.FLOAT, None)], 18, inits)
+    assert_same(model, {"x": np.random.default_rng(1).random((2, 3), np.float32) + 0.5})
+
+
+def test_reduce_axes_at_run_time_are_named():
+    node = helper.make_node("ReduceMean", ["x", "axes"], ["y"], name="mean", noop_with_empty_axes=0)
+    model = model_of([node], [vi("x", TensorProto.FLOAT, [2, 3]), vi("axes", TensorProto.INT64, [1])],
+                     [vi("y", TensorProto.FLOAT, None)], 18)
+    with pytest.raises(surgeon.SurgeonError, match=r"node mean \(ReduceMean\) at opset 16: its axes are known at run "
+                       "time only"):
+        surgeon.unfuse(model, opset=16)
+
+
+def test_cast_and_quantize_attributes_of_newer_opsets():
+    scale = numpy_helper.from_array(np.array(0.05, np.float32), "scale")
+    zero = numpy_helper.from_array(np.array(3, np.uint8), "zero")
+    nodes = [helper.make_node("Cast", ["x"], ["h"], to=TensorProto.FLOAT16, saturate=1),
+             helper.make_node("CastLike", ["h", "x"], ["f"], saturate=1),
+             helper.make_node("QuantizeLinear", ["f", "scale", "zero"], ["q"], saturate=1, block_size=0),
+             helper.make_node("DequantizeLinear", ["q", "scale", "zero"], ["y"], block_size=0)]
+    model = model_of(nodes, [vi("x", TensorProto.FLOAT, [4])], [vi("y", TensorProto.FLOAT, None)], 21, [scale, zero])
+    assert_same(model, {"x": np.array([-1.0, 0.0, 0.3, 2.0], np.float32)})
+    nodes[2] = helper.make_node("QuantizeLinear", ["f", "scale", "zero"], ["q"], name="blocked", block_size=2)
+    blocked = model_of(nodes, [vi("x", TensorProto.FLOAT, [4])], [vi("y", TensorProto.FLOAT, None)], 21, [scale, zero])
+    with pytest.raises(surgeon.SurgeonError, match=r"node blocked \(QuantizeLinear\) at opset 16: block_size=2 exists "
+                       "from opset 21"):
+        surgeon.unfuse(blocked, opset=16)
