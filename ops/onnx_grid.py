@@ -37,6 +37,12 @@ def unexpressible(opset: int, k: int | None, sampler: bool, gathers: bool = Fals
     return None
 
 
+def in_float32(em, value: str) -> str:
+    """``value`` as float32: the grid and the sampling are computed there whatever the contract
+    type (onnxruntime has no float16 AffineGrid, and a half grid is coarse past 1k pixels)."""
+    return em.op("Cast", [value], to=TensorProto.FLOAT)
+
+
 class Size:
     """The output size: static spatial dims when known, and the int64 ``[N, C, *spatial]``
     tensor, built on first use (the decomposition of a static size never needs it)."""

@@ -9,6 +9,8 @@ input) stays a run-time value.
 
 from __future__ import annotations
 
+from onnx import TensorProto
+
 from surgeon import Node, RewriteContext
 
 from .emit import GraphEmitter
@@ -67,9 +69,13 @@ def fused_grid_sample(ctx: RewriteContext, node: Node, opset: int) -> str | None
     em = GraphEmitter(ctx, node.name or "FusedGridSample")
     size = Size(settings["output_size"], lambda: size_input or em.op(
         "Concat", [em.op("Shape", [x], start=0, end=2), em.const(settings["output_size"])], axis=0))
+    half = _half(ctx, x)
+    theta, image = (onnx_grid.in_float32(em, theta), onnx_grid.in_float32(em, x)) if half else (theta, x)
     grid = onnx_grid.affine_grid(em, theta, size, k, settings["align"], opset)
-    grid_sample(em, x, grid, settings["mode"], settings["padding"], settings["align"], opset, out=node.outputs[0],
-                k=k)
+    y = grid_sample(em, image, grid, settings["mode"], settings["padding"], settings["align"], opset,
+                    out=None if half else node.outputs[0], k=k)
+    if half:
+        em.op("CastLike", [y, x], out=node.outputs[0])
     return None
 
 
@@ -88,5 +94,15 @@ def affine_grid(ctx: RewriteContext, node: Node, opset: int) -> str | None:
     # The standard op reads N from the size; C is not used.
     size = Size(settings["output_size"], lambda: size_input or em.op(
         "Concat", [em.op("Shape", [theta], start=0, end=1), em.const([1, *settings["output_size"]])], axis=0))
-    onnx_grid.affine_grid(em, theta, size, k, settings["align"], opset, out=node.outputs[0])
+    half = _half(ctx, theta)
+    grid = onnx_grid.affine_grid(em, onnx_grid.in_float32(em, theta) if half else theta, size, k, settings["align"],
+                                 opset, out=None if half else node.outputs[0])
+    if half:
+        em.op("CastLike", [grid, theta], out=node.outputs[0])
     return None
+
+
+def _half(ctx: RewriteContext, value: str) -> bool:
+    """float16 (or unknown) values are computed in float32 and cast back (see onnx_grid.in_float32);
+    float32 ones are written as they are."""
+    return ctx.dtype(value) != TensorProto.FLOAT

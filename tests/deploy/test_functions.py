@@ -2,6 +2,7 @@
 function bodies, run with no op library in onnxruntime and in onnx.reference against the
 original models; every mode and the traps FACTS.md measured; surgeon's own runtime."""
 
+import numpy as np
 import onnx
 import pytest
 from click.testing import CliRunner
@@ -202,3 +203,39 @@ def test_command(tmp_path):
                                       "--functions"])
     assert failed.exit_code == 1 and "3-D sampling needs opset 20" in failed.output
     assert not (tmp_path / "no.onnx").exists()
+
+
+HALF_TOL = dict(rtol=2e-3, atol=2e-3)  # the output rounded to float16 once; the grid is computed in float32
+
+
+@pytest.mark.parametrize("op", ["FusedGridSample", "AffineGrid"])
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+@pytest.mark.parametrize("opset,k", [(16, 2), (18, 2), (20, 2), (20, 3)])
+@pytest.mark.parametrize("batch", [1, 2])
+def test_float16_bodies_run_in_onnxruntime(op, dynamic, opset, k, batch):
+    """onnxruntime has no float16 AffineGrid: its fallback (ONNX's own body) failed on float16
+    models at opset 20 ("axis 1 is not in valid range" with one batch item, "Input to 'Range' op
+    should be scalars"). The body computes in float32 and casts back."""
+    x_shape, theta_shape = ([batch, 3, 9, 7], [batch, 2, 3]) if k == 2 else ([batch, 2, 5, 4, 6], [batch, 3, 4])
+    spatial = [6, 11] if k == 2 else [3, 4, 7]
+    size = [batch, x_shape[1], *spatial]
+    model = with_functions(custom_model(op, x_shape=x_shape, theta_shape=theta_shape, output_size=spatial,
+                                        dynamic=dynamic, opset=opset, elem=onnx.TensorProto.FLOAT16, mode="bilinear"))
+    onnx.checker.check_model(model, full_check=True)
+    feeds = custom_feeds(op, x_shape=x_shape, theta_shape=theta_shape, size=size, dynamic=dynamic, dtype=np.float16)
+    (got,) = ort_run(model, feeds)
+    assert got.dtype == np.float16
+    assert_close([got.astype(np.float32)], [torch_custom(op, feeds, size, 0)], f"{op} float16", HALF_TOL)
+
+
+@pytest.mark.parametrize("opset", [16, 18, 20])
+def test_float16_unfused_runs_in_onnxruntime(opset):
+    """unfuse writes the same float32 computation: a float16 AffineGrid fails in onnxruntime."""
+    for op in ("FusedGridSample", "AffineGrid"):
+        model = custom_model(op, x_shape=[1, 3, 9, 7], theta_shape=[1, 2, 3], output_size=[6, 11], opset=opset,
+                             elem=onnx.TensorProto.FLOAT16)
+        feeds = custom_feeds(op, x_shape=[1, 3, 9, 7], theta_shape=[1, 2, 3], size=None, dynamic=False,
+                             dtype=np.float16)
+        (got,) = ort_run(surgeon.unfuse(model).model, feeds)
+        assert got.dtype == np.float16
+        assert_close([got.astype(np.float32)], [torch_custom(op, feeds, [1, 3, 6, 11], 0)], op, HALF_TOL)
