@@ -57,9 +57,17 @@ def test_sample_functions_equal_original(name, fixed):
     if error:
         with pytest.raises(surgeon.SurgeonError, match=error) as info:
             fused(name, fixed=fixed, functions=True)
+        needed = 20 if MANIFEST[name]["dims"] == 3 else 16
         assert "\n" not in str(info.value) and "no function body at opset" in str(info.value)
-        return
-    model = fused(name, fixed=fixed, functions=True)
+        assert str(info.value).endswith(f"--raise-opset (raise_opset=True) converts the model to opset {needed} first")
+        shapes = {k: v for k, v in MANIFEST[name]["inputs"].items() if v} if fixed else None
+        result = surgeon.fuse(f"{MODELS}/{name}", input_shapes=shapes, functions=True, raise_opset=True)
+        model = result.model
+        assert opset_of(model) == needed
+        assert f"functions: raised the model from opset {MANIFEST[name]['opset']} to {needed}" in \
+            " ".join(result.report.notes)
+    else:
+        model = fused(name, fixed=fixed, functions=True)
     check_functions(model, fused(name, fixed=fixed))
     for feeds in feed_sets(name, fixed):
         want = original_outputs(name, feeds)
@@ -202,7 +210,17 @@ def test_command(tmp_path):
     failed = CliRunner().invoke(cli, ["fuse", f"{MODELS}/affine_dynamo_opset18_3d.onnx", str(tmp_path / "no.onnx"),
                                       "--functions"])
     assert failed.exit_code == 1 and "3-D sampling needs opset 20" in failed.output
+    assert "--raise-opset (raise_opset=True) converts the model to opset 20 first" in failed.output
     assert not (tmp_path / "no.onnx").exists()
+    raised = CliRunner().invoke(cli, ["fuse", f"{MODELS}/affine_dynamo_opset18_3d.onnx", str(out), "--functions",
+                                      "--raise-opset", "--validate"])
+    assert raised.exit_code == 0, raised.output
+    assert "note: functions: raised the model from opset 18 to 20" in raised.output
+    feeds = feeds_for("affine_dynamo_opset18_3d.onnx")
+    assert_close(ort_run(onnx.load(out), feeds), original_outputs("affine_dynamo_opset18_3d.onnx", feeds), "raised")
+    alone = CliRunner().invoke(cli, ["fuse", f"{MODELS}/affine_dynamo_opset18_3d.onnx", str(tmp_path / "no.onnx"),
+                                     "--raise-opset"])
+    assert alone.exit_code == 1 and "give it with --functions" in alone.output
 
 
 HALF_TOL = dict(rtol=2e-3, atol=2e-3)  # the output rounded to float16 once; the grid is computed in float32

@@ -1,6 +1,6 @@
 """Real models exported by torch at opsets 18 and 20 (dynamo and TorchScript): fused, then
-unfused to every opset from 16 and run in plain onnxruntime against the original, at two batch
-sizes. They hold what the version converter cannot step down beside the fused nodes (Pad,
+unfused to every opset from 16, or given function bodies (float16 too), and run in plain
+onnxruntime against the original, at two batch sizes. They hold what the version converter cannot step down beside the fused nodes (Pad,
 Split, ConstantOfShape, standard GridSamples of flow fields, 4-D and 5-D, ReduceMean with
 noop_with_empty_axes)."""
 
@@ -47,3 +47,28 @@ def test_unfused_at_every_opset_equals_the_export(case, exported):
         for feeds in feed_sets(case[0]):
             assert_close(ort_run(result.model, feeds), ort_run(original, feeds), f"{label(case)} at {opset}",
                          dict(rtol=1e-5, atol=2e-5))
+
+
+@pytest.mark.parametrize("case", EXPORTS, ids=label)
+def test_function_bodies_run_in_onnxruntime(case, exported):
+    result = surgeon.fuse(exported[case], functions=True, raise_opset=True)
+    assert len(result.model.functions) == 1
+    if case[0] == "volume" and case[1] < 20:
+        assert opset_of(result.model) == 20  # a volume's body needs GridSample-20
+    original = onnx.load(exported[case])
+    for feeds in feed_sets(case[0]):
+        assert_close(ort_run(result.model, feeds), ort_run(original, feeds), label(case), dict(rtol=1e-5, atol=2e-5))
+
+
+def test_float16_export_with_function_bodies(tmp_path):
+    path = str(tmp_path / "volume_half.onnx")
+    export("volume", path, 18, dynamo=True, half=True)
+    result = surgeon.fuse(path, functions=True, raise_opset=True)
+    assert len(custom_nodes(result.model)) == 1 and opset_of(result.model) == 20
+    original = onnx.load(path)
+    for feeds in feed_sets("volume"):
+        feeds = {k: v.astype("float16") for k, v in feeds.items()}
+        got, want = ort_run(result.model, feeds), ort_run(original, feeds)
+        assert got[0].dtype.name == "float16"
+        assert_close([g.astype("float32") for g in got], [w.astype("float32") for w in want], "float16",
+                     dict(rtol=5e-3, atol=5e-3))

@@ -63,16 +63,18 @@ def inputs(name: str, seed: int = 0, batch: int | None = None) -> dict:
     return found
 
 
-def export(name: str, path: str, opset: int, dynamo: bool) -> None:
+def export(name: str, path: str, opset: int, dynamo: bool, half: bool = False) -> None:
+    """``half``: the module and its inputs in float16 (as a float16 deployment exports them)."""
     cls, shapes = MODELS[name]
-    args = tuple(inputs(name).values())
+    module = cls().half() if half else cls()
+    args = tuple(v.half() if half else v for v in inputs(name).values())
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if dynamo:
             batch = torch.export.Dim("batch", min=1, max=64)
             dims = {k: {0: batch} for k in shapes}
-            torch.onnx.export(cls(), args, path, dynamo=True, opset_version=opset, input_names=list(shapes),
+            torch.onnx.export(module, args, path, dynamo=True, opset_version=opset, input_names=list(shapes),
                               dynamic_shapes=dims, verbose=False, external_data=False)
         else:
-            torch.onnx.export(cls(), args, path, dynamo=False, opset_version=opset, input_names=list(shapes),
+            torch.onnx.export(module, args, path, dynamo=False, opset_version=opset, input_names=list(shapes),
                               dynamic_axes={k: {0: "batch"} for k in shapes})
