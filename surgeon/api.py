@@ -149,7 +149,7 @@ def _engine_hazards(loaded, target, plugins, name: str, report: Report, refuse: 
 
     if target not in ENGINES:
         return []
-    lines = lint(loaded, target, plugins=plugins, label=name or None).lines()
+    lines = lint(loaded, target, plugins=plugins, label=name or None, after_fuse=True).lines()
     if lines and refuse:
         more = f" (and {len(lines) - 1} more; `surgeon fuse ... --dry-run` lists them)" if len(lines) > 1 else ""
         why = "".join(f"; not rewritten: {r.node}: {r.reason}" for r in report.refusals[:2])

@@ -16,20 +16,22 @@ RULES = {"tensorrt": (trt_sampling, trt_ops, trt_plugins), "onnxruntime": (ort_o
 ENGINES = tuple(RULES)
 
 
-def lint(model, target: str, *, plugins=None, ort_libraries=(), label: str | None = None) -> LintReport:
+def lint(model, target: str, *, plugins=None, ort_libraries=(), label: str | None = None,
+         after_fuse: bool = False) -> LintReport:
     """What ``target`` ("tensorrt" or "onnxruntime") will do with ``model`` (a path, ModelProto,
     LoadedModel or graphsurgeon Graph), one hazard per node and rule.
 
     ``plugins`` (None: the installed ones) tells what surgeon can provide for custom ops;
     ``ort_libraries`` are onnxruntime op libraries the deployment registers (paths, or
     "surgeon" for the plugin set's own), with which custom nodes are checked. ``label`` is the
-    path the fix commands name (default: the model's path)."""
+    path the fix commands name (default: the model's path); ``after_fuse``: the model is what
+    ``fuse --target`` wrote from ``label`` (no fix suggests running fuse again)."""
     if target not in RULES:
         raise SurgeonError(f"unknown lint target {target!r} (known: {', '.join(ENGINES)})")
     path = os.fspath(model) if isinstance(model, (str, os.PathLike)) else ""
     loaded = load_model_proto(graphsurgeon.as_model(model))
     view = ModelView(loaded.proto)
-    ctx = LintContext(model=label or path or "MODEL", plugins=plugins)
+    ctx = LintContext(model=label or path or "MODEL", plugins=plugins, after_fuse=after_fuse)
     ctx.ort_libraries = _libraries(view, ctx, ort_libraries)
     report = LintReport(target, model=path)
     for rules in RULES[target]:
