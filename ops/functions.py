@@ -102,7 +102,8 @@ def fused_grid_sample(opset: int, shapes: Sequence) -> FunctionProto | str:
                        [] if arity == 3 else ["output_size"], _DEFAULTS)
 
 
-def affine_grid(opset: int, shapes: Sequence) -> FunctionProto | str:
+def affine_grid(opset: int, shapes: Sequence, name: str = "AffineGrid") -> FunctionProto | str:
+    """``name``: the op type the body is for (the TensorRT profile writes the op as AffineGridPlugin)."""
     arity = len(shapes)
     k = _rank(shapes, None, 0)
     reason = unexpressible(opset, k, sampler=False)
@@ -116,5 +117,5 @@ def affine_grid(opset: int, shapes: Sequence) -> FunctionProto | str:
     _align_switch(em, lambda b, align: onnx_grid.affine_grid(b, theta, size, k or 2, align, opset), "grid32")
     em.op("CastLike", ["grid32", "theta"], out="grid")
     inputs = ["theta"] + (["size"] if arity == 2 else [])
-    return em.function(DOMAIN, "AffineGrid", inputs, ["grid"], opset, [] if arity == 2 else ["output_size"],
+    return em.function(DOMAIN, name, inputs, ["grid"], opset, [] if arity == 2 else ["output_size"],
                        {"align_corners": 0})

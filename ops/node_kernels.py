@@ -115,7 +115,8 @@ CUSTOM_OPS = [
              function=functions.affine_grid, draw_inputs={0: draw_theta}, tensorrt_plugin=_plugin("AffineGrid")),
     CustomOp("org.pytorch.aten", "ATen", kernel=aten),
     # The TensorRT profile's name for AffineGrid (surgeon_ops.tensorrt.profile): the same op, no
-    # onnxruntime library (it registers the contract's names only).
+    # onnxruntime library (it registers the contract's names only); a body for onnxruntime instead.
     CustomOp(DOMAIN, "AffineGridPlugin", kernel=affine_grid, to_standard=standard.affine_grid,
+             function=lambda opset, shapes: functions.affine_grid(opset, shapes, name="AffineGridPlugin"),
              draw_inputs={0: draw_theta}, tensorrt_plugin=_plugin("AffineGrid")),
 ]

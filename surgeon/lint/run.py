@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from .. import graphsurgeon
-from ..errors import SurgeonError
+from ..errors import SurgeonError, ort_message
 from ..modelio import load_model_proto
 from . import ort_domains, ort_ops, trt_ops, trt_plugins, trt_sampling
 from .context import LintContext
@@ -48,6 +48,7 @@ def _libraries(view, ctx, given) -> tuple:
         if item != "surgeon":
             if not os.path.isfile(item):
                 raise SurgeonError(f"--ort-library {item}: no such file")
+            _loads(item)
             paths.append(os.path.abspath(item))
             continue
         keys = {(s.node.domain, s.node.op_type) for s in view.sites if s.domain}
@@ -60,3 +61,14 @@ def _libraries(view, ctx, given) -> tuple:
                     raise SurgeonError(f"--ort-library surgeon: cannot have the op library for {key[0]}::{key[1]}: "
                                        f"{str(exc).strip().splitlines()[0] if str(exc).strip() else exc}") from None
     return tuple(dict.fromkeys(paths))
+
+
+def _loads(path: str) -> None:
+    """onnxruntime takes ``path`` as a custom-op library (it has RegisterCustomOps and it succeeds)."""
+    import onnxruntime as ort
+
+    try:
+        ort.SessionOptions().register_custom_ops_library(os.path.abspath(path))
+    except Exception as exc:
+        raise SurgeonError(f"--ort-library {path}: onnxruntime cannot load it as an op library "
+                           f"({ort_message(exc)})") from None
