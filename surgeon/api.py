@@ -123,8 +123,9 @@ def fuse_model(model, output=None, *, plugins=None, target=None, options=None, i
 
                 write_html(html_path, report, validation, inputs=input_files(loaded))
             failures = validation.failures()
+            page = f"; the HTML report is in {html_path}" if html_path else ""
             raise SurgeonError(f"validation failed: {failures[0] if failures else 'nothing compared'}; "
-                               "output not written (--force writes it anyway)")
+                               f"output not written (--force writes it anyway){page}")
     hazards = _engine_hazards(loaded, target, plugins, name, report, refuse=output is not None and not force)
     if output is not None:
         texts = {report_path: report.to_json()} if report_path else {}

@@ -6,7 +6,7 @@ from .. import api
 from . import cli, warn
 from .feeds import feed_options, gather_feeds, say_notes
 from .options import (html_option, parse_shapes, plugin_options, plugin_set, quiet_option, report_option,
-                      shape_options, write_report)
+                      say_html, shape_options, write_report)
 
 
 @cli.command()
@@ -73,3 +73,4 @@ def fuse(input_path, output_path, only, skip, plugins, prefer, input_shapes, tar
         write_report(report_path, result.report.to_json())
     if not dry_run and not to_stdout:
         click.echo(f"wrote {output_path}")
+    say_html(html_path, report_path)
