@@ -126,7 +126,8 @@ def fuse_model(model, output=None, *, plugins=None, target=None, options=None, i
             page = f"; the HTML report is in {html_path}" if html_path else ""
             raise SurgeonError(f"validation failed: {failures[0] if failures else 'nothing compared'}; "
                                f"output not written (--force writes it anyway){page}")
-    hazards = _engine_hazards(loaded, target, plugins, name, report, refuse=output is not None and not force)
+    hazards = _engine_hazards(loaded, target, plugins, name, report, refuse=output is not None and not force,
+                              output=os.fspath(output) if output is not None else None, shapes=input_shapes)
     if output is not None:
         texts = {report_path: report.to_json()} if report_path else {}
         if html_path:  # written with the model: both appear, or neither
@@ -143,7 +144,8 @@ def fuse_model(model, output=None, *, plugins=None, target=None, options=None, i
     return FuseResult(result, report, list(plugins.warnings), validation, hazards)
 
 
-def _engine_hazards(loaded, target, plugins, name: str, report: Report, refuse: bool) -> list[str]:
+def _engine_hazards(loaded, target, plugins, name: str, report: Report, refuse: bool, output: str | None = None,
+                    shapes=None) -> list[str]:
     """When ``target`` names an engine: what it would do wrong with the result. A hazard refuses
     the write (``refuse``) with the first one and why chains stayed as they were."""
     from .lint import ENGINES, lint
@@ -152,7 +154,10 @@ def _engine_hazards(loaded, target, plugins, name: str, report: Report, refuse: 
         return []
     lines = lint(loaded, target, plugins=plugins, label=name or None, after_fuse=True).lines()
     if lines and refuse:
-        more = f" (and {len(lines) - 1} more; `surgeon fuse ... --dry-run` lists them)" if len(lines) > 1 else ""
+        again = " ".join(["surgeon fuse", name or "IN", output or "OUT", "--target", target,
+                          *(f"--input-shape {k}:{','.join(str(d) for d in v)}" for k, v in (shapes or {}).items()),
+                          "--dry-run"])
+        more = f" (and {len(lines) - 1} more; `{again}` lists them)" if len(lines) > 1 else ""
         why = "".join(f"; not rewritten: {r.node}: {r.reason}" for r in report.refusals[:2])
         raise SurgeonError(f"the {target} output has a hazard, nothing written (--force writes it){why}; "
                            f"{lines[0]}{more}")

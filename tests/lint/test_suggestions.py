@@ -90,3 +90,22 @@ def test_every_suggested_command_runs_as_printed(hazards):
                 after = lint(os.path.join(folder, out), "tensorrt")
                 assert not [h for h in after.hazards if h.rule.startswith("trt-plugin")], (where, after.summary())
     assert len(seen) >= 8
+
+
+def test_fuse_refusing_on_hazards_names_a_command_that_lists_them(tmp_path):
+    from onnx import TensorProto, helper
+
+    nodes = [helper.make_node("GridSample", ["x", "g"], [f"y{i}"], name=f"sampler{i}", mode="linear")
+             for i in range(2)]
+    graph = helper.make_graph(nodes, "two", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 4, 4]),
+                                             helper.make_tensor_value_info("g", TensorProto.FLOAT, [1, 3, 3, 2])],
+                              [helper.make_tensor_value_info(f"y{i}", TensorProto.FLOAT, [1, 1, 3, 3]) for i in range(2)])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)]), tmp_path / "two.onnx")
+    env = dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
+    done = subprocess.run(["surgeon", "fuse", "two.onnx", "two.trt.onnx", "--target", "tensorrt",
+                           "--input-shape", "x:1,1,4,4"], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert done.returncode == 1
+    (command,) = re.findall(r"\(and 1 more; `([^`]+)` lists them\)", done.stderr)
+    assert command == "surgeon fuse two.onnx two.trt.onnx --target tensorrt --input-shape x:1,1,4,4 --dry-run"
+    listed = subprocess.run(["bash", "-c", command], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert listed.returncode == 0 and listed.stderr.count("tensorrt hazard:") == 2, listed.stderr
