@@ -65,6 +65,25 @@ class LintContext:
             return f"surgeon unfuse {self.model} {std} && surgeon fuse {std} {self.out} {fuse}"
         return f"surgeon fuse {self.model} {self.out} {fuse}"
 
+    def converts_to(self, view: ModelView, opset: int) -> bool:
+        """The model converts to ``opset`` (tried on a copy, once per opset)."""
+        cache = self.__dict__.setdefault("_converts", {})
+        if opset not in cache:
+            from onnx import ModelProto
+
+            from ..errors import SurgeonError
+            from ..modelio import skeleton_model
+            from ..opsets import convert
+
+            copy = ModelProto()
+            copy.CopyFrom(skeleton_model(view.proto, keep_small=64))
+            try:
+                convert(copy, opset)
+                cache[opset] = True
+            except SurgeonError:
+                cache[opset] = False
+        return cache[opset]
+
     def note(self, text: str) -> None:
         if text not in self.notes:
             self.notes.append(text)

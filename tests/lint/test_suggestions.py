@@ -37,6 +37,7 @@ def corpus(folder) -> list[str]:
     add("grid.fused.onnx", surgeon.fuse(os.path.join(SAMPLES, "multi_chain.onnx"), target="affine-grid").model)
     add("size_from_shape.onnx", models.sized_plugin("shape"))
     add("size_input.onnx", models.sized_plugin("input"))
+    add("linear20.onnx", models.grid_sample("linear", 20))  # standard ops only: converts to opset 19
     return names
 
 
@@ -85,11 +86,14 @@ def test_every_suggested_command_runs_as_printed(hazards):
             if done.returncode:
                 assert any(c in hazard.fix for c in CONDITIONAL), where
                 assert done.stderr.count("\n") == 1 and done.stderr.startswith("error: "), where
+            elif hazard.rule == "trt-mode-name" and "--opset 19" in command:
+                after = lint(os.path.join(folder, command.split(" ")[3]), "tensorrt")
+                assert not [h for h in after.hazards if h.rule == "trt-mode-name"], (where, after.summary())
             elif hazard.rule in ("trt-plugin-lookup", "trt-plugin-size-input"):
                 out = command.split(" ")[command.split(" ").index("--target") - 1]
                 after = lint(os.path.join(folder, out), "tensorrt")
                 assert not [h for h in after.hazards if h.rule.startswith("trt-plugin")], (where, after.summary())
-    assert len(seen) >= 8
+    assert len(seen) >= 8 and any("--opset 19" in c for c in seen)
 
 
 def test_fuse_refusing_on_hazards_names_a_command_that_lists_them(tmp_path):
