@@ -19,17 +19,12 @@ import surgeon_ops.ort
 from surgeon.cli import cli
 from surgeon.errors import ort_message
 
+from ..tensorrt.test_profile import grid_read_twice_model
 from .helpers import MODELS, ort_run
-
-PROFILE_GRID = os.path.join(os.path.dirname(os.path.dirname(__file__)), "tensorrt")
-
 
 def grid_read_twice(tmp_path) -> str:
     """The TensorRT profile's AffineGridPlugin (the grid has two readers), which the op library
     does not register: written by `fuse --target tensorrt`."""
-    sys.path.insert(0, os.path.dirname(PROFILE_GRID))
-    from tests.tensorrt.test_profile import grid_read_twice_model
-
     path = str(tmp_path / "grid.trt.onnx")
     surgeon.fuse(grid_read_twice_model(), path, target="tensorrt")
     assert "AffineGridPlugin" in {n.op_type for n in onnx.load(path).graph.node}
