@@ -99,15 +99,24 @@ def ort_library(device: str = "cpu") -> str:
 
 DOMAIN = "custom.ops"
 
+
+def _plugin(contract_op: str) -> tuple[str, str, str]:
+    """Where surgeon_ops.tensorrt registers the op's plugin (profile: plain data, no TensorRT)."""
+    from .tensorrt import profile
+
+    return (profile.op_type(contract_op), profile.VERSION, profile.NAMESPACE)
+
+
 CUSTOM_OPS = [
     CustomOp(DOMAIN, "FusedGridSample", kernel=fused_grid_sample, ort_library=ort_library,
              to_standard=standard.fused_grid_sample, function=functions.fused_grid_sample,
-             draw_inputs={1: draw_theta}),
+             draw_inputs={1: draw_theta}, tensorrt_plugin=_plugin("FusedGridSample")),
     CustomOp(DOMAIN, "AffineGrid", kernel=affine_grid, ort_library=ort_library, to_standard=standard.affine_grid,
-             function=functions.affine_grid, draw_inputs={0: draw_theta}),
+             function=functions.affine_grid, draw_inputs={0: draw_theta}, tensorrt_plugin=_plugin("AffineGrid")),
     CustomOp("org.pytorch.aten", "ATen", kernel=aten),
     # The TensorRT profile's name for AffineGrid (surgeon_ops.tensorrt.profile): the same op, no
-    # onnxruntime library (it registers the contract's names only).
+    # onnxruntime library (it registers the contract's names only); a body for onnxruntime instead.
     CustomOp(DOMAIN, "AffineGridPlugin", kernel=affine_grid, to_standard=standard.affine_grid,
-             draw_inputs={0: draw_theta}),
+             function=lambda opset, shapes: functions.affine_grid(opset, shapes, name="AffineGridPlugin"),
+             draw_inputs={0: draw_theta}, tensorrt_plugin=_plugin("AffineGrid")),
 ]
