@@ -9,6 +9,7 @@ import numpy as np
 from onnx import TensorProto, helper
 
 from surgeon import MatchContext, Refusal
+from surgeon_ops.tensorrt import profile as tensorrt_profile
 
 from .dims import Symbols
 from .recognise import Recognition
@@ -61,16 +62,17 @@ def _plan(ctx: MatchContext, sampler: Sampler, found: Recognition, target: str, 
         return "bicubic sampling of a volume (torch supports bicubic in 2-D only)"
     warnings = []
     form = "fused"
+    grid_op = f"custom.ops::{tensorrt_profile.op_type('AffineGrid') if target == TENSORRT else 'AffineGrid'}"
     if target == AFFINE:
         form = "grid"
     elif readers:
         form = "grid"
         warnings.append(f"not fused: the grid is also read by {', '.join(readers[:3])}; "
-                        "wrote custom.ops::AffineGrid and kept the sampler")
+                        f"wrote {grid_op} and kept the sampler")
     elif verdict.align_corners != sampler.align_corners:
         form = "grid"
         warnings.append(f"not fused: the grid uses align_corners={verdict.align_corners} and the sampler "
-                        f"{sampler.align_corners}; wrote custom.ops::AffineGrid and kept the sampler")
+                        f"{sampler.align_corners}; wrote {grid_op} and kept the sampler")
     image_decl = ctx.shape(sampler.x) or (None,) * (k + 2)
     elem = ctx.dtype(sampler.x) or TensorProto.FLOAT
     if form == "grid":

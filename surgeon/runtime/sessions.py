@@ -15,9 +15,10 @@ def sessions_created() -> int:
 
 
 def build_session(model: ModelProto, providers: list[str], external_dir: str | None, label: str,
-                  libraries: tuple[str, ...] = ()):
+                  libraries: tuple[str, ...] = (), path: str | None = None):
     """One InferenceSession; ``external_dir`` is where external-data tensors are found;
-    ``libraries`` are custom-op libraries to register."""
+    ``libraries`` are custom-op libraries to register; ``path`` the model's file, which the
+    advice for an op onnxruntime has no kernel for names in its commands."""
     import onnxruntime as ort
 
     global _total
@@ -35,7 +36,7 @@ def build_session(model: ModelProto, providers: list[str], external_dir: str | N
             options.register_custom_ops_library(library)
         session = ort.InferenceSession(model.SerializeToString(), options, providers=providers)
     except Exception as exc:
-        raise SurgeonError(f"onnxruntime cannot load {label}: {ort_message(exc)}") from None
+        raise SurgeonError(f"onnxruntime cannot load {label}: {ort_message(exc, path)}") from None
     _total += 1
     return session
 

@@ -66,7 +66,8 @@ class OrtStep:
         model = helper.make_model(graph, opset_imports=self.ctx.opsets, functions=self.ctx.functions)
         model.ir_version = self.ctx.ir_version
         del graph.input[:]
-        session = build_session(model, self.ctx.providers, self.ctx.external_dir, self.label, self.ctx.libraries)
+        session = build_session(model, self.ctx.providers, self.ctx.external_dir, self.label, self.ctx.libraries,
+                                path=getattr(self.ctx.loaded, "path", None))
         self.ctx.sessions += 1
         self._session_obj, self._key = session, key
         self.graph = None  # the session has its own copy of the weights

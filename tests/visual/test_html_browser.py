@@ -138,3 +138,25 @@ def test_every_edge_lies_inside_its_drawing(tmp_path):
                 left_of_zero += x < 0
                 checked += 1
     assert checked > 50 and left_of_zero > 0  # this layout does route an edge left of x = 0
+
+
+LONG = "/encoder/layers.11/self_attention/rotary_embedding/Reshape_output_0"  # 66 characters
+
+
+def test_long_names_are_wrapped_never_cut(tmp_path):
+    """A near miss's value, a node and a constant read by name: every character is drawn, over
+    as many lines as it takes (the labels were cut at 40, 36 and 18 characters with an ellipsis)."""
+    model = toy_model()
+    for node in model.graph.node:
+        node.input[:] = [LONG if v == "m" else v for v in node.input]
+        node.output[:] = [LONG if v == "m" else v for v in node.output]
+        if node.name == "sigmoid":
+            node.name = "/encoder/layers.11/self_attention/rotary_embedding/Sigmoid"
+    report = surgeon.fuse(model, plugins=TOY_PATTERNS).report
+    page = _rendered(_page(tmp_path, "long.html", report.to_html()))
+    lines = [t for t in page.text if t.strip()]
+    assert not [t for t in lines if t.endswith("\u2026") and ("/" in t or "_" in t)], lines
+    joined = "".join(lines)
+    assert LONG in joined and "/encoder/layers.11/self_attention/rotary_embedding/Sigmoid" in joined
+    pieces = [t for t in lines if t in LONG and t != LONG]  # drawn over lines, not one wide box
+    assert any(LONG.startswith(t) for t in pieces) and all(len(t) <= 44 for t in pieces), pieces
