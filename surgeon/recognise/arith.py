@@ -140,15 +140,21 @@ def compare(node, ins, vals, outs):
     return [finish(mark_branch(result, undecided, bounds.branch(node.label, "compares sizes", ins)), out)]
 
 
-def logic(node, ins, vals, outs):
-    """Not/And/Or/Xor/IsNaN/IsInf: on settled (known) booleans only."""
+def _settled_or_branch(node, ins, outs, what: str, why: str):
+    """Ops whose result on sizes is a branch unless every operand is a constant (Mod, logic on
+    booleans): known in, known out; sizes in, a branch; the variables in, "neither"."""
     out = outs[0]
     parts = broadcast([p for p in ins if p is not None], out.shape)
     kinds = [p.kind for p in parts]
     undecided = bounds.needs_decision(kinds)
     kind = np.where(bounds.theta_dependent(kinds), OTHER, np.where(undecided, DIMS, KNOWN))
-    result = combine(parts, out.shape, kind, why=f"{node.label} tests values that depend on the variables")
-    return [finish(mark_branch(result, undecided, bounds.branch(node.label, "tests values derived", ins)), out)]
+    result = combine(parts, out.shape, kind, why=f"{node.label} {why}")
+    return [finish(mark_branch(result, undecided, bounds.branch(node.label, what, ins)), out)]
+
+
+def logic(node, ins, vals, outs):
+    """Not/And/Or/Xor/IsNaN/IsInf."""
+    return _settled_or_branch(node, ins, outs, "tests values derived", "tests values that depend on the variables")
 
 
 def where(node, ins, vals, outs):
@@ -241,18 +247,12 @@ def power(node, ins, vals, outs):
 
 def branch_only(node, ins, vals, outs):
     """Mod and the like: a branch on sizes, non-linear on the variables."""
-    out = outs[0]
-    parts = broadcast([p for p in ins if p is not None], out.shape)
-    kinds = [p.kind for p in parts]
-    undecided = bounds.needs_decision(kinds)
-    kind = np.where(bounds.theta_dependent(kinds), OTHER, np.where(undecided, DIMS, KNOWN))
-    result = combine(parts, out.shape, kind, why=f"{node.label} is not affine")
-    return [finish(mark_branch(result, undecided, bounds.branch(node.label, "wraps values", ins)), out)]
+    return _settled_or_branch(node, ins, outs, "wraps values", "is not affine")
 
 
 # -- reductions and products ------------------------------------------------------------------
 
-def _axes(node, ins, vals, rank: int, opset: int) -> tuple | None:
+def _axes(node, ins, vals, rank: int, opset: int = 18) -> tuple | None:
     axes = node.attr("axes")
     if axes is None and len(vals) > 1 and vals[1] is not None:
         if ins[1].top() != KNOWN:
@@ -263,40 +263,41 @@ def _axes(node, ins, vals, rank: int, opset: int) -> tuple | None:
     return tuple(sorted(int(a) % rank for a in axes))
 
 
-def reduce_sum(node, ins, vals, outs, opset=18):
+def _reduced(node, ins, vals, outs, finish_with):
+    """The reductions: every output element from the elements it reduces over; ``finish_with``
+    (result, input, axes, keepdims) says what the reduction does to their categories."""
     a = ins[0]
-    axes = _axes(node, ins, vals, len(a.shape), opset)
-    if axes is None:
-        return same(node, ins[:1], vals[:1], outs)
-    result = reduce(a, axes, bool(node.attr("keepdims", 1)))
-    return [finish(result, outs[0])]
-
-
-def reduce_prod(node, ins, vals, outs, opset=18):
-    a = ins[0]
-    axes = _axes(node, ins, vals, len(a.shape), opset)
-    if axes is None:
+    axes = _axes(node, ins, vals, len(a.shape), 18)
+    if axes is None:  # noop_with_empty_axes
         return same(node, ins[:1], vals[:1], outs)
     keep = bool(node.attr("keepdims", 1))
-    result = reduce(a, axes, keep)
-    several = np.sum(a.kind >= AFFINE, axis=axes, keepdims=keep) > 1
-    result.kind = np.where(several, OTHER, result.kind).astype(np.int8)
-    if several.any():
-        result.why = result.why or f"{node.label} multiplies values that depend on the variables"
-    return [finish(result, outs[0])]
+    return [finish(finish_with(reduce(a, axes, keep), a, axes, keep), outs[0])]
 
 
-def reduce_extreme(node, ins, vals, outs, opset=18):
-    a = ins[0]
-    axes = _axes(node, ins, vals, len(a.shape), opset)
-    if axes is None:
-        return same(node, ins[:1], vals[:1], outs)
-    result = reduce(a, axes, bool(node.attr("keepdims", 1)))
-    result = mark_branch(result, result.kind == DIMS, bounds.branch(node.label, "takes an extreme", ins))
-    result.kind = np.where(result.kind >= AFFINE, OTHER, result.kind).astype(np.int8)
-    if (result.kind == OTHER).any():
-        result.why = result.why or f"{node.label} is not affine"
-    return [finish(result, outs[0])]
+def reduce_sum(node, ins, vals, outs):
+    """ReduceSum, ReduceMean: linear."""
+    return _reduced(node, ins, vals, outs, lambda result, a, axes, keep: result)
+
+
+def reduce_prod(node, ins, vals, outs):
+    def products(result, a, axes, keep):
+        several = np.sum(a.kind >= AFFINE, axis=axes, keepdims=keep) > 1
+        result.kind = np.where(several, OTHER, result.kind).astype(np.int8)
+        if several.any():
+            result.why = result.why or f"{node.label} multiplies values that depend on the variables"
+        return result
+    return _reduced(node, ins, vals, outs, products)
+
+
+def reduce_extreme(node, ins, vals, outs):
+    """ReduceMax/Min/L1/L2...: a branch on sizes, not affine in the variables."""
+    def extremes(result, a, axes, keep):
+        result = mark_branch(result, result.kind == DIMS, bounds.branch(node.label, "takes an extreme", ins))
+        result.kind = np.where(result.kind >= AFFINE, OTHER, result.kind).astype(np.int8)
+        if (result.kind == OTHER).any():
+            result.why = result.why or f"{node.label} is not affine"
+        return result
+    return _reduced(node, ins, vals, outs, extremes)
 
 
 def _product(a: Abstract, b: Abstract, a_zero: np.ndarray, b_zero: np.ndarray, shape) -> Abstract:

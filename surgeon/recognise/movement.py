@@ -149,24 +149,24 @@ def slice_(node, ins, vals, outs):
     return [finish(result, outs[0])]
 
 
-def gather(node, ins, vals, outs):
+def _gather_along(node, ins, vals, outs, take):
+    """Gather and GatherElements: constant indices move each element; indices that follow the
+    dims may bring any element."""
     a = ins[0]
     axis = int(node.attr("axis", 0)) % max(len(a.shape), 1)
     if not _argument(node, ins, 1, "indices", selects=True):
         return [finish(spread(a, np.shape(outs[0]), ins[1:]), outs[0])]
     idx = np.asarray(vals[1]).astype(np.int64)
     idx = np.where(idx < 0, idx + a.shape[axis], idx)
-    return [finish(move(a, lambda x: np.take(x, idx, axis=axis)), outs[0])]
+    return [finish(move(a, lambda x: take(x, idx, axis=axis)), outs[0])]
+
+
+def gather(node, ins, vals, outs):
+    return _gather_along(node, ins, vals, outs, np.take)
 
 
 def gather_elements(node, ins, vals, outs):
-    a = ins[0]
-    axis = int(node.attr("axis", 0)) % max(len(a.shape), 1)
-    if not _argument(node, ins, 1, "indices", selects=True):
-        return [finish(spread(a, np.shape(outs[0]), ins[1:]), outs[0])]
-    idx = np.asarray(vals[1]).astype(np.int64)
-    idx = np.where(idx < 0, idx + a.shape[axis], idx)
-    return [finish(move(a, lambda x: np.take_along_axis(x, idx, axis=axis)), outs[0])]
+    return _gather_along(node, ins, vals, outs, np.take_along_axis)
 
 
 def gather_nd(node, ins, vals, outs):
