@@ -1,4 +1,4 @@
-"""A structural key for a traced grid region: equal keys mean the probe would see the same
+"""A structural key for a cut grid region: equal keys mean the probe would see the same
 computation (same ops, attributes, wiring, constant values and dim pattern), whatever the value
 names. A model with 200 copies of one chain is probed once."""
 
@@ -10,8 +10,7 @@ import numpy as np
 
 from surgeon import MatchContext
 
-from .symbols import Symbols
-from .trace import Trace
+from .cut import Cut
 
 _FULL_HASH_BYTES = 1 << 22  # past this, a strided sample and two sums stand for the content
 
@@ -29,11 +28,11 @@ def fingerprint(array: np.ndarray) -> tuple:
     return (str(a.dtype), a.shape, digest)
 
 
-def region_key(ctx: MatchContext, trace: Trace, symbols: Symbols, image: str, extra: tuple) -> tuple:
-    ids: dict[str, tuple] = {trace.theta: ("theta",)} if trace.theta else {}
-    ids.update((v, ("int", symbols.pattern(v))) for v in trace.int_leaves)  # sizes given as data
-    leaves = {id(n) for n in trace.shape_leaves}
-    folded = {id(n) for n in trace.folded}
+def region_key(ctx: MatchContext, cut: Cut, symbols, image: str, extra: tuple) -> tuple:
+    ids: dict[str, tuple] = {cut.theta: ("theta",)} if cut.theta else {}
+    ids.update((v, ("int", symbols.pattern(v))) for v in cut.int_leaves)  # sizes given as data
+    leaves = {id(n) for n in cut.shape_leaves}
+    folded = {id(n) for n in cut.folded}
 
     def ref(value: str):
         if not value:
@@ -46,9 +45,9 @@ def region_key(ctx: MatchContext, trace: Trace, symbols: Symbols, image: str, ex
         return ids[value]
 
     items: list = [extra, ("image", symbols.pattern(image)),
-                   ("theta", symbols.pattern(trace.theta), ctx.dtype(trace.theta) if trace.theta else None),
-                   ("ints", tuple(ctx.dtype(v) for v in trace.int_leaves))]
-    for node in trace.nodes:
+                   ("theta", symbols.pattern(cut.theta), ctx.dtype(cut.theta) if cut.theta else None),
+                   ("ints", tuple(ctx.dtype(v) for v in cut.int_leaves))]
+    for node in cut.nodes:
         if id(node) in folded:
             continue  # its output is a constant leaf
         if id(node) in leaves:
@@ -61,5 +60,5 @@ def region_key(ctx: MatchContext, trace: Trace, symbols: Symbols, image: str, ex
         for out in node.outputs:
             if out:
                 ids[out] = ("value", len(ids))
-    items.append(("grid", ref(trace.grid)))
+    items.append(("grid", ref(cut.grid)))
     return tuple(items)

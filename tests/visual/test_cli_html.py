@@ -22,7 +22,7 @@ def test_fuse_writes_the_page_with_the_model(tmp_path):
     r = invoke("fuse", SAMPLE, out, "--validate", "--html", page)
     assert r.exit_code == 0, r.output
     text = page.read_text()
-    assert text.startswith("<!DOCTYPE html>") and "data-verdict='PASSED'" in text and "130 &rarr; 4" in text
+    assert text.startswith("<!DOCTYPE html>") and "data-verdict='PASSED'" in text and "130 &rarr; 5" in text
     assert out.exists() and "<!DOCTYPE" not in r.stdout
 
 
