@@ -115,13 +115,14 @@ class DoesNotRun(Exception):
     """The region does not run at these dims (the original would not either): try others."""
 
 
-def prove_grid(ctx, cut: Cut, symbols, feeds: dict, fixed: bool, group_of) -> GridProof | Refusal:
+def prove_grid(ctx, cut: Cut, symbols, feeds: dict, fixed: bool, group_of, values: dict | None = None
+               ) -> GridProof | Refusal:
     """The proof at one set of dims (``feeds``: the region's inputs there), or why there is none;
     ``DoesNotRun`` when the region does not run there. ``group_of(cls)``: the group of dims a
-    class is tied into at these dims."""
+    class is tied into at these dims; ``values``: the region evaluated there, when at hand."""
     leaves = _leaves(cut, symbols, feeds, fixed, group_of)
     try:
-        proof = prove(ctx, cut.nodes, [cut.grid], leaves, feeds, GRID_RULES)
+        proof = prove(ctx, cut.nodes, [cut.grid], leaves, feeds, GRID_RULES, values)
     except NotProved as exc:
         return Refusal(str(exc))
     except SurgeonError as exc:

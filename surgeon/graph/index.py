@@ -44,6 +44,7 @@ class GraphIndex:
         constant that old IRs had to list there."""
         self.graph = graph
         self.parent = parent
+        self.version = 0  # counts changes: what was computed from the graph before may be stale
         self.ir_version = ir_version if ir_version is not None else (parent.ir_version if parent else 4)
         self.nodes: list[Node] = []
         self._gone: set[int] = set()
@@ -57,6 +58,7 @@ class GraphIndex:
         self._outputs = set(self.output_names)
 
     def add(self, node: Node) -> None:
+        self.version += 1
         self.nodes.append(node)
         proto = node.proto
         for out in proto.output:
@@ -77,6 +79,7 @@ class GraphIndex:
     def remove(self, nodes: Iterable[Node]) -> None:
         """Unlink nodes from the maps; ``nodes`` drops them at the next ``compact``."""
         nodes = list(nodes)
+        self.version += 1
         gone = {id(n) for n in nodes}
         self._gone |= gone
         for node in nodes:
@@ -105,6 +108,7 @@ class GraphIndex:
             node.position = float(i)
 
     def add_initializer(self, tensor: TensorProto) -> None:
+        self.version += 1
         self.graph.initializer.append(tensor)
         self.initializers[tensor.name] = tensor
 
