@@ -133,6 +133,21 @@ class PluginSet:
                                         f"pattern {name!r}", lambda p: p.origin)
         return list(chosen.values())
 
+    def origin_label(self, pattern_name: str) -> str:
+        """Where the pattern of that name comes from, for reports: the package and version, the
+        ``--plugin`` spec, ``module:Class`` for a pattern passed to the call, "" when no plugin of
+        this set gives it."""
+        offers = [p for p in self.plugins if p.name == pattern_name]
+        if not offers:
+            return ""
+        try:
+            chosen = self._choose(offers, f"pattern {pattern_name!r}", lambda p: p.origin)
+        except SurgeonError:
+            chosen = offers[0]
+        if chosen.origin.source == "given":
+            return f"{type(chosen.pattern).__module__}:{type(chosen.pattern).__name__}"
+        return chosen.origin.label
+
     def domains(self) -> dict[str, int]:
         """Custom domain -> opset version the enabled patterns write; two versions are an error."""
         versions: dict[str, tuple[int, Plugin]] = {}

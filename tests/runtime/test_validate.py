@@ -275,4 +275,4 @@ def test_a_custom_node_no_output_reads_is_not_run():
     report = validate(_with_dead_branch(orig, False), _with_dead_branch(rew, True), warp_feeds(), plugins=PLUGINS)
     assert report.passed, report.summary()
     assert [c.nodes for c in report.rewrites] == [["affine-grid/FusedGridSample"]]
-    assert "1 custom node(s) feed no output: never run, not checked" in report.notes
+    assert "1 rewritten node(s) feed no output: never run, not checked" in report.notes
