@@ -221,17 +221,7 @@ class Driver:
             for pattern in self.patterns:
                 if not pattern.accepts(node) or (id(pattern), id(node)) in self._failed:
                     continue
-                candidate = None  # a match check() refused: the region it looked at
-                try:
-                    result = pattern.match(ctx, node)
-                    if isinstance(result, Match):
-                        reason = pattern.check(ctx, result)
-                        if reason:
-                            result, candidate = Refusal(reason), result
-                except SurgeonError as exc:
-                    result = Refusal(str(exc))
-                except Exception as exc:  # a plugin bug must not take the whole run down
-                    result = Refusal(self._raised(pattern, "match", exc))
+                result, candidate = self._ask(pattern, ctx, node)
                 if result is None:
                     continue
                 if isinstance(result, Refusal):
@@ -248,6 +238,44 @@ class Driver:
                 found.append((pattern, result))
                 break
         return found
+
+    def _ask(self, pattern: Pattern, ctx: MatchContext, node: Node) -> tuple:
+        """``match()`` then ``check()``: a Match, a Refusal or None, and the match check()
+        refused (the region it looked at). An exception is a near miss naming the hook that
+        raised it; a hook returning what its contract does not allow is an error naming the
+        plugin (a bug to fix, not a near miss to read past)."""
+        try:
+            result = pattern.match(ctx, node)
+        except SurgeonError as exc:
+            return Refusal(str(exc)), None
+        except Exception as exc:  # a plugin bug must not take the whole run down
+            return Refusal(self._raised(pattern, "match", exc)), None
+        if result is not None and not isinstance(result, (Match, Refusal)):
+            raise SurgeonError(self._broken(pattern, "match", result, "a surgeon.Match, a surgeon.refuse(reason) or None"))
+        if not isinstance(result, Match):
+            return result, None
+        try:
+            reason = pattern.check(ctx, result)
+        except SurgeonError as exc:
+            return Refusal(str(exc)), result
+        except Exception as exc:
+            return Refusal(self._raised(pattern, "check", exc)), result
+        if reason is not None and not isinstance(reason, str):
+            raise SurgeonError(self._broken(pattern, "check", reason, "None to go ahead or a str saying why not"))
+        return (Refusal(reason), result) if reason else (result, None)
+
+    def _broken(self, pattern: Pattern, hook: str, value, allowed: str) -> str:
+        shown = repr(value)
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        return (f"plugin {self._plugin_label(pattern)}: pattern {pattern.name!r}: {hook}() returned {shown} "
+                f"({type(value).__name__}); it must return {allowed}")
+
+    def _plugin_label(self, pattern: Pattern) -> str:
+        """The plugin a pattern came from, for errors: its package or --plugin spec, else its class."""
+        origin = self._origin.get(id(pattern))
+        if origin is not None and origin.source != "given":
+            return origin.label
+        return f"{type(pattern).__module__}:{type(pattern).__name__}"
 
     def _raised(self, pattern: Pattern, where: str, exc: Exception) -> str:
         """A near-miss reason for a plugin's exception; SURGEON_DEBUG=1 prints the traceback."""

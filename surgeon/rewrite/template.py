@@ -23,7 +23,7 @@ node (the template's last op) and walks back through ``ctx.producer``::
   inputs in any order.
 - Chains of Mul (or of Add) match in any grouping as well: a template ``(x * 0.5) * y`` matches
   ``x * (0.5 * y)`` and ``(x * y) * 0.5``. The graph's chain is cut into as many operands as the
-  template's has, descending only through values nothing else reads; a template operand that is
+  template's has (groupings through values nothing else reads first); a template operand that is
   a variable may take a whole sub-product. A chain node the template names (``_name``,
   ``_outputs``), returns or uses twice keeps its grouping. ``Pattern.regroup = False`` turns
   regrouping off for a pattern (the order of a node's own two inputs still does not matter).
@@ -368,15 +368,20 @@ class _Matcher:
 
     def chain(self, chain: _Chain, node: Node, state: _State) -> Iterator[_State]:
         """The graph's chain at ``node`` cut into as many operands as the template's, in every
-        grouping, each operand matched to a template operand in every order."""
+        grouping, each operand matched to a template operand in every order. Groupings that
+        take no product something else reads come first (one that does is the engine's to
+        refuse, with the reader named)."""
         m = len(chain.operands)
-        found = False
+        cuts = []
         for left, right in itertools.product(self._splits(node.inputs[0], chain.op_type, m - 1),
                                              self._splits(node.inputs[1], chain.op_type, m - 1)):
-            values, nodes, tree = left[0] + right[0], [node] + left[1] + right[1], (left[2], right[2])
-            if len(values) != m:
-                continue
-            found = True
+            if len(left[0]) + len(right[0]) == m:
+                nodes = [node] + left[1] + right[1]
+                shared = sum(self._shared(n.outputs[0]) for n in nodes[1:])
+                cuts.append((shared, left[0] + right[0], nodes, (left[2], right[2])))
+        if not cuts:
+            self.fail(state, f"{node.label}: its {chain.op_type} chain has no grouping into {m} operands")
+        for _, values, nodes, tree in sorted(cuts, key=lambda cut: cut[0]):
             if any(state.uses(n) for n in nodes[1:]):
                 continue
             inner = state.nodes + tuple((id(t), n) for t, n in zip(chain.interior[1:], nodes[1:]))
@@ -384,17 +389,17 @@ class _Matcher:
             for assigned, done in self._assign(chain.operands, values, start):
                 note = self._regrouped(chain, tree, values, assigned)
                 yield done if note is None else _State(done.values, done.nodes, done.notes + (note,))
-        if not found:
-            self.fail(state, f"{node.label}: its {chain.op_type} chain has no grouping into {m} operands")
+
+    def _shared(self, value: str) -> bool:
+        return self.ctx.is_graph_output(value) or len(self.ctx.consumers(value)) != 1
 
     def _splits(self, value: str, op_type: str, most: int) -> list:
         """Ways ``value`` can stand in a chain: as one operand, or (when a node of the same op
-        that nothing else reads computes it) as the operands of that node, recursively; each
-        (values, nodes, tree), at most ``most`` values."""
+        computes it) as the operands of that node, recursively; each (values, nodes, tree), at
+        most ``most`` values."""
         options = [([value], [], 0)]
         node = self.ctx.producer(value)
-        if (most < 2 or node is None or not node.is_op(op_type) or len(node.inputs) != 2 or not all(node.inputs)
-                or self.ctx.is_graph_output(value) or len(self.ctx.consumers(value)) != 1):
+        if most < 2 or node is None or not node.is_op(op_type) or len(node.inputs) != 2 or not all(node.inputs):
             return options
         for left in self._splits(node.inputs[0], op_type, most - 1):
             for right in self._splits(node.inputs[1], op_type, most - len(left[0])):

@@ -146,7 +146,10 @@ def test_missing_kernel_names_op_domain_and_node():
     m = scale_model([helper.make_node("Foo", ["x"], ["y"], name="n3", domain="custom.ops")],
                     [vi("x", [2])], [vi("y", None)])
     with pytest.raises(SurgeonError, match=r"no reference kernel for custom.ops::Foo \(node 'n3'\): install or "
-                                           r"--plugin the pattern that writes it"):
+                                           r"--plugin the plugin whose pattern writes it"):
+        surgeon.run(m, plugins=PLUGINS)
+    m.graph.node[0].metadata_props.add(key="surgeon.pattern", value="foo")
+    with pytest.raises(SurgeonError, match=r"pattern 'foo' wrote it: install or --plugin the plugin that gives"):
         surgeon.run(m, plugins=PLUGINS)
 
 
