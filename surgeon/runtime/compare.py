@@ -81,7 +81,7 @@ class Comparison:
                 text += f", worst at {self.worst_index}"
         if self.nonfinite_original or self.nonfinite_rewritten:
             text += f"; NaN/Inf: original {self.nonfinite_original}, rewritten {self.nonfinite_rewritten}"
-        if self.explained:
+        if self.explained and self.passed:  # beside a failure it would only blur the line
             text += f"; {self.rounding_note()}"
         return text
 
