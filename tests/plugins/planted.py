@@ -30,43 +30,20 @@ class _ErfGelu(Pattern):
         return op.Mul(op.Mul(x, op.Add(op.Erf(op.Div(x, SQRT2)), 1.0)), 0.5)
 
 
-class ErfGelu(_ErfGelu):
-    name = "erf-gelu"
-
-    @staticmethod
-    def replacement(op, x):
-        return op.Gelu(x, _domain="com.microsoft")
+def _erf_gelu_as(class_name: str, doc: str, replacement, domains=None) -> type:
+    """A pattern named erf-gelu that writes ``replacement(op, x)`` instead."""
+    body = {"__doc__": doc, "name": "erf-gelu", "replacement": staticmethod(replacement)}
+    return type(class_name, (_ErfGelu,), body if domains is None else {**body, "domains": domains})
 
 
-class TanhGelu(_ErfGelu):
-    """Wrong: the tanh approximation (opset-20 Gelu, approximate="tanh")."""
-
-    name = "erf-gelu"
-    domains = {}
-
-    @staticmethod
-    def replacement(op, x):
-        return op.Gelu(x, approximate="tanh")
-
-
-class FastGelu(_ErfGelu):
-    """Wrong: onnxruntime's FastGelu is the tanh approximation."""
-
-    name = "erf-gelu"
-
-    @staticmethod
-    def replacement(op, x):
-        return op.FastGelu(x, _domain="com.microsoft")
-
-
-class QuickGelu(_ErfGelu):
-    """Wrong: x * sigmoid(1.702 x)."""
-
-    name = "erf-gelu"
-
-    @staticmethod
-    def replacement(op, x):
-        return op.QuickGelu(x, alpha=1.702, _domain="com.microsoft")
+ErfGelu = _erf_gelu_as("ErfGelu", "Correct: onnxruntime's Gelu is the erf GELU.",
+                       lambda op, x: op.Gelu(x, _domain="com.microsoft"))
+TanhGelu = _erf_gelu_as("TanhGelu", "Wrong: the tanh approximation (opset-20 Gelu, approximate='tanh').",
+                        lambda op, x: op.Gelu(x, approximate="tanh"), domains={})
+FastGelu = _erf_gelu_as("FastGelu", "Wrong: onnxruntime's FastGelu is the tanh approximation.",
+                        lambda op, x: op.FastGelu(x, _domain="com.microsoft"))
+QuickGelu = _erf_gelu_as("QuickGelu", "Wrong: x * sigmoid(1.702 x).",
+                         lambda op, x: op.QuickGelu(x, alpha=1.702, _domain="com.microsoft"))
 
 
 class MatMulAddGemm(Pattern):
