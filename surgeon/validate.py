@@ -50,12 +50,12 @@ from .plugins import resolve
 from .runtime.compare import compare, missing
 from .runtime.draws import describe, input_drawers
 from .runtime.inputs import DEFAULT_MAX_BYTES, DEFAULT_SEED, check_feeds, describe_floats, random_inputs
-from .runtime.originals import original_parts, part_values, probe_model, probe_parts
+from .runtime.explain import explain_outputs, explain_rewrites
+from .runtime.originals import original_parts
 from .runtime.program import Runner, get_runner
 from .runtime.regions import Region, check_model, find_regions, top_level_values
 from .runtime.pictures import keep_rewrite_pictures, pictures_of
 from .runtime.report import RewriteCheck, ValidationReport, describe_models
-from .runtime.rounding import SLACK
 from .runtime.tolerance import rounding_tolerance
 from . import progress
 
@@ -120,8 +120,7 @@ def validate(original, rewritten, feeds: Mapping[str, np.ndarray] | None = None,
         end_atol = max(declared)
         report.notes.append(f"{len(declared)} rewrite(s) declare they are exact only to atol {end_atol:g}; "
                             "those rewrites and the outputs end to end are held to it")
-    moved = list(dict.fromkeys(n for p in parts for n in part_values(p)))  # for the rounding probe
-    keep = list(dict.fromkeys(orig.output_names + [n for r in regions for n in r.leaves + r.produces] + moved))
+    keep = list(dict.fromkeys(orig.output_names + [n for r in regions for n in r.leaves + r.produces]))
     t = time.perf_counter()
     with progress.working("running the original model"):
         reference = orig.run(feeds, keep)
@@ -136,7 +135,7 @@ def validate(original, rewritten, feeds: Mapping[str, np.ndarray] | None = None,
         for check, region in zip(report.rewrites, regions):
             check.plugins = [plugins.origin_label(p) for p in region.patterns]
         if explain:
-            _explain_rewrites(report, regions, parts, orig, reference, probe_runner, seed)
+            explain_rewrites(report, regions, parts, orig, feeds, reference, probe_runner, seed)
     timings["rewrites"] = time.perf_counter() - t
     _note_unchecked(report, rew)
 
@@ -155,8 +154,7 @@ def validate(original, rewritten, feeds: Mapping[str, np.ndarray] | None = None,
                 continue
             report.outputs.append(compare(name, reference[name], result[name], end_atol, rtol, max_mismatch))
         if explain:
-            _explain_outputs(report, orig, feeds, reference, result, moved, end_atol, rtol, max_mismatch,
-                             probe_runner, seed)
+            explain_outputs(report, parts, orig, feeds, reference, result, end_atol, rtol, probe_runner, seed)
         report.pictures = pictures_of(orig.output_names, reference, result)
         extra = [n for n in rew.output_names if n not in orig.output_names]
         if extra:
@@ -239,49 +237,6 @@ def _tolerance(original, ops: int, declared: float | None, atol, rtol) -> tuple[
     if declared is not None:
         exact_atol = max(exact_atol, declared)
     return (atol if atol is not None else exact_atol, rtol if rtol is not None else exact_rtol)
-
-
-def _explain_rewrites(report: ValidationReport, regions: list[Region], parts: list, orig: Runner,
-                      reference: dict, runner_for, seed: int) -> None:
-    """Elements outside a rewrite's tolerance: run the rounding probe on the original's own
-    nodes of those rewrites, and count the elements it explains."""
-    chosen = [k for k, check in enumerate(report.rewrites) if any(c.mismatched and not c.message
-                                                                  for c in check.outputs)]
-    if not chosen:
-        return
-    try:
-        with progress.working(f"probing rounding in {len(chosen)} rewrite(s)"):
-            spread = probe_parts(orig.loaded, [regions[k] for k in chosen], [parts[k] for k in chosen], reference,
-                                 runner_for, seed)
-    except SurgeonError as exc:
-        report.notes.append(f"the rounding probe could not run ({exc}); differences are judged by tolerance alone")
-        return
-    for j, k in enumerate(chosen):
-        check = report.rewrites[k]
-        for i, c in enumerate(check.outputs):
-            found = spread.get((j, c.name))
-            if c.mismatched and found is not None:
-                check.outputs[i] = compare(c.name, reference[c.name], check.rewritten[c.name], c.atol, c.rtol,
-                                           report.max_mismatch, SLACK * found)
-
-
-def _explain_outputs(report: ValidationReport, orig: Runner, feeds: dict, reference: dict, result: dict,
-                     moved: list[str], atol, rtol, max_mismatch: float, runner_for, seed: int) -> None:
-    """The same for the outputs end to end: the whole original under the rounding probe."""
-    chosen = [c.name for c in report.outputs if c.mismatched and not c.message]
-    if not chosen:
-        return
-    try:
-        with progress.working("probing rounding end to end"):
-            spread = probe_model(orig.loaded, feeds, chosen, moved, reference, runner_for, seed)
-    except SurgeonError as exc:
-        report.notes.append(f"the rounding probe could not run end to end ({exc}); differences are judged by "
-                            "tolerance alone")
-        return
-    for i, c in enumerate(report.outputs):
-        if c.name in spread:
-            report.outputs[i] = compare(c.name, reference[c.name], result[c.name], atol, rtol, max_mismatch,
-                                        SLACK * spread[c.name])
 
 
 def _note_unchecked(report: ValidationReport, rew: Runner) -> None:
