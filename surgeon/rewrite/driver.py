@@ -3,6 +3,8 @@ one topological sort and one shape repair per graph. Recurses into If/Loop/Scan 
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 import sys
 import time
@@ -34,6 +36,22 @@ MAX_PICTURED = 500  # rewrites and near misses whose regions the report keeps (f
 
 class _Unwritable(Exception):
     """A rewrite that would write a broken model: its message is the near-miss reason."""
+
+
+@contextlib.contextmanager
+def _cyclic_gc_paused():
+    """Python's cycle collector off while the driver runs: the graph index holds ~10 objects per
+    node, alive for the whole run and free of cycles, and every collection walked all of them
+    again; the more nodes, the more collections and the longer each (16,000 copies of a
+    five-node template: 1.15-1.3x the time per copy of 1,000; 1.04x with the collector off).
+    Reference counting still frees everything; the collector resumes afterwards."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
 
 
 class NameAllocator:
@@ -152,6 +170,10 @@ class Driver:
         self._removed_ops: set[tuple[str, str]] = set()  # custom-domain ops of replaced nodes
 
     def run(self) -> Report:
+        with _cyclic_gc_paused():
+            return self._run()
+
+    def _run(self) -> Report:
         proto = self.loaded.proto
         start = time.perf_counter()
         self.report.nodes_before = count_nodes(proto.graph)
