@@ -2,9 +2,9 @@
 ``|rewritten - original| <= atol + rtol * |original|``; the report also gives the error
 statistics and the smallest atol that would have passed at the given rtol.
 
-An element outside that may still pass as *explained by rounding*: when ``slack`` (per element,
-from the rounding probe in rounding.py) says the original itself moves that far under a few
-ulps of rounding. The comparison counts those apart and says so.
+An element outside that may still pass as *explained by rounding*: when the rounding probe
+(rounding.py) saw the original itself move that far, or take that very value, under a few ulps
+of rounding. The comparison counts those apart and says so.
 
 Default tolerances end to end, by the original value's dtype (surgeon/validate.py gives the
 measurements behind them): float32 atol=rtol=1e-3, float16 1e-2, bfloat16 5e-2, float64 1e-6;
@@ -107,16 +107,11 @@ def missing(name: str, where: str) -> Comparison:
     return Comparison(name, False, message=f"missing from the {where} model")
 
 
-# An explained difference of at least this fraction of the output's largest magnitude is a jump
-# (a tie); rounding drift in a continuous function stays orders of magnitude below it.
-JUMP = 1e-2
-
-
 def compare(name: str, original: np.ndarray, rewritten: np.ndarray, atol: float | None = None,
-            rtol: float | None = None, max_mismatch: float = 0.0, slack: np.ndarray | None = None) -> Comparison:
+            rtol: float | None = None, max_mismatch: float = 0.0, rounding=None) -> Comparison:
     """Compare ``rewritten`` against ``original`` (the reference); ``max_mismatch`` is the
-    fraction of elements allowed outside tolerance (0: none); ``slack`` (original's shape):
-    differences up to it are explained by rounding."""
+    fraction of elements allowed outside tolerance (0: none); ``rounding`` (a
+    ``rounding.Sensitivity`` of the original's shape) tells the differences rounding explains."""
     original, rewritten = np.asarray(original), np.asarray(rewritten)
     d_atol, d_rtol = default_tolerance(original.dtype) if original.dtype.kind in "biufc" else (0.0, 0.0)
     atol = d_atol if atol is None else float(atol)
@@ -149,13 +144,14 @@ def compare(name: str, original: np.ndarray, rewritten: np.ndarray, atol: float 
         diff = np.where(both, np.abs(a - b), 0.0)
     ref = np.where(both, np.abs(a), 0.0)
     bad = (diff > atol + rtol * ref) | nonfinite_bad
-    if slack is not None and np.shape(slack) == a.shape:
-        explained = bad & ~nonfinite_bad & (diff <= slack)
+    if rounding is not None and np.shape(rounding.spread) == a.shape:
+        by_rounding, jumped = rounding.explains(diff, atol + rtol * ref)
+        explained = bad & ~nonfinite_bad & by_rounding
         result.explained = int(np.count_nonzero(explained))
         if result.explained:
             bad &= ~explained
             result.explained_max = float(diff[explained].max())
-            result.jumps = result.explained_max >= JUMP * float(ref.max())
+            result.jumps = bool(np.any(explained & jumped))
     result.mismatched = int(np.count_nonzero(bad))
     if np.any(both):
         result.max_abs = float(diff.max())

@@ -12,7 +12,6 @@ from .. import progress
 from ..errors import SurgeonError
 from .compare import compare
 from .originals import part_values, probe_model, probe_parts
-from .rounding import SLACK
 
 
 def explain_rewrites(report, regions: list, parts: list, orig, feeds: dict, reference: dict, runner_for,
@@ -25,18 +24,20 @@ def explain_rewrites(report, regions: list, parts: list, orig, feeds: dict, refe
     try:
         with progress.working(f"probing rounding in {len(chosen)} rewrite(s)"):
             values = _with_parts(orig, feeds, reference, [parts[k] for k in chosen])
-            spread = probe_parts(orig.loaded, [regions[k] for k in chosen], [parts[k] for k in chosen], values,
-                                 runner_for, seed)
+            outputs = {(j, c.name): c for j, k in enumerate(chosen) for c in report.rewrites[k].outputs}
+            rewritten = {(j, name): report.rewrites[chosen[j]].rewritten[name] for j, name in outputs}
+            seen = probe_parts(orig.loaded, [regions[k] for k in chosen], [parts[k] for k in chosen], values,
+                               rewritten, {key: (c.atol, c.rtol) for key, c in outputs.items()}, runner_for, seed)
     except SurgeonError as exc:
         report.notes.append(f"the rounding probe could not run ({exc}); differences are judged by tolerance alone")
         return
     for j, k in enumerate(chosen):
         check = report.rewrites[k]
         for i, c in enumerate(check.outputs):
-            found = spread.get((j, c.name))
+            found = seen.get((j, c.name))
             if c.mismatched and found is not None:
                 check.outputs[i] = compare(c.name, reference[c.name], check.rewritten[c.name], c.atol, c.rtol,
-                                           report.max_mismatch, SLACK * found)
+                                           report.max_mismatch, found)
 
 
 def explain_outputs(report, parts: list, orig, feeds: dict, reference: dict, result: dict, atol, rtol,
@@ -50,15 +51,16 @@ def explain_outputs(report, parts: list, orig, feeds: dict, reference: dict, res
         with progress.working("probing rounding end to end"):
             values = _with_parts(orig, feeds, reference, parts)
             moved = list(dict.fromkeys(n for p in parts for n in part_values(p)))
-            spread = probe_model(orig.loaded, feeds, chosen, moved, values, runner_for, seed)
+            tolerances = {c.name: (c.atol, c.rtol) for c in report.outputs}
+            seen = probe_model(orig.loaded, feeds, chosen, moved, values, result, tolerances, runner_for, seed)
     except SurgeonError as exc:
         report.notes.append(f"the rounding probe could not run end to end ({exc}); differences are judged by "
                             "tolerance alone")
         return
     for i, c in enumerate(report.outputs):
-        if c.name in spread:
+        if c.name in seen:
             report.outputs[i] = compare(c.name, reference[c.name], result[c.name], atol, rtol, report.max_mismatch,
-                                        SLACK * spread[c.name])
+                                        seen[c.name])
 
 
 def _with_parts(orig, feeds: dict, reference: dict, parts: list) -> dict:

@@ -31,8 +31,9 @@ def part_values(part: list[NodeProto]) -> list[str]:
 
 
 def probe_parts(original: LoadedModel, regions: list[Region], parts: list[list[NodeProto]], reference: dict,
-                runner_for, seed: int) -> dict[tuple[int, str], np.ndarray]:
-    """The rounding spread of each value each region produces, ``{(region index, value): spread}``,
+                rewritten: dict, tolerances: dict, runner_for, seed: int) -> dict[tuple[int, str], "rounding.Sensitivity"]:
+    """How rounding moves each value each region produces, ``{(region index, value): Sensitivity}``
+    (``rewritten``: the rewrite's values, ``tolerances``: (atol, rtol), same keys),
     from one model holding every part (each under names of its own, reading the original's
     values as inputs). ``reference`` holds every value of the parts (``part_values``)."""
     nodes, inputs, outputs, moves = [], {}, {}, {}
@@ -66,14 +67,16 @@ def probe_parts(original: LoadedModel, regions: list[Region], parts: list[list[N
                               functions=list(original.proto.functions))
     model.ir_version = original.proto.ir_version
     refs = {key: reference[key.split(":", 1)[1]] for key in outputs}
+    keys = {key: (int(key.split(":", 1)[0]), key.split(":", 1)[1]) for key in outputs}
     found = rounding.spreads(runner_for(LoadedModel(model)), {n: reference[n] for n in inputs}, probe, outputs,
-                             refs, seed)
+                             refs, {k: rewritten[v] for k, v in keys.items()},
+                             {k: tolerances[v] for k, v in keys.items()}, seed)
     return {(int(key.split(":", 1)[0]), key.split(":", 1)[1]): spread for key, spread in found.items()}
 
 
 def probe_model(original: LoadedModel, feeds: dict, names: list[str], moved: list[str], reference: dict,
-                runner_for, seed: int) -> dict[str, np.ndarray]:
-    """The rounding spread of the original's outputs ``names`` with the values ``moved`` (the
+                rewritten: dict, tolerances: dict, runner_for, seed: int) -> dict[str, "rounding.Sensitivity"]:
+    """How rounding moves the original's outputs ``names`` with the values ``moved`` (the
     rewrites' parts: ``reference`` holds them) moved, and everything downstream following."""
     proto = original.proto
     copy = ModelProto()
@@ -83,7 +86,7 @@ def probe_model(original: LoadedModel, feeds: dict, names: list[str], moved: lis
     del copy.graph.output[:]
     copy.graph.output.extend(onnx.ValueInfoProto(name=probe.moved.get(n, n)) for n in dict.fromkeys(names))
     runner = runner_for(LoadedModel(copy, original.path, dict(original.external)))
-    return rounding.spreads(runner, feeds, probe, {n: n for n in names}, reference, seed)
+    return rounding.spreads(runner, feeds, probe, {n: n for n in names}, reference, rewritten, tolerances, seed)
 
 
 def _opset(proto: ModelProto) -> int:

@@ -9,18 +9,24 @@ element is not a wrong rewrite, and no fixed tolerance tells it from one.
 So the original is run again with every float value it computes (its inputs, constants and
 every node's output, top-level graph; bodies read the moved values too) moved by
 ``u * (|v| + m)``: ``u`` uniform within ``AMPLITUDE_ULPS`` units of the type's precision, drawn
-afresh for each of ``TRIALS`` runs, ``m`` the mean magnitude of the value's elements (the
+afresh for each pair of ``TRIALS`` runs (the second moves the other way), ``m`` the mean magnitude of the value's elements (the
 perturbations of Monte Carlo arithmetic). The ``|v|`` part is a rounding of ``v`` itself; the
 ``m`` part is what rounding inside the op that computed ``v`` leaves: an op sums terms of about
 its output's size (a matrix product, the base grid of an affine grid), so an output near 0 is
 off by ulps of its neighbours, not of itself. Whole numbers stay as they are, and are left out
 of ``m``: they come from exact arithmetic (sizes, indices, 0/1 masks, -1e9 attention masks),
 which rounding never moves, and moving them would make a Floor or a Cast to an integer jump
-where the original never does. An element's *spread* is the most any run moved it. An element
-of the rewrite outside the tolerance is *explained by rounding* when its difference is at most
-``SLACK`` times its spread: the original is that sensitive there. A wrong rewrite differs where
-the original is not sensitive (a spread of 0, or a few ulps), and still fails: a tanh GELU for
-an erf one differs by 4.7e-4 where the spread is 1e-6.
+where the original never does. An element's *spread* is the most any run moved it. The runs
+come in pairs of opposite moves: drift is linear in the move, so a pair moves an element evenly
+(one way, then back the other way); a pair that moves it unevenly, by 1% of the value's
+magnitude or more, made it *jump* (a tie: one way crosses a pixel boundary, the other does
+not). An element of the rewrite outside the tolerance
+is *explained by rounding* where the original drifts when its difference is at most ``SLACK``
+times its spread, and where the original jumps when the rewrite's value is one the original
+itself took in some run, or differs by no more than the original jumped. A wrong rewrite
+differs where the original does not move, and still fails: a tanh GELU for an erf one differs
+by 4.7e-4 where the spread is 1e-6; a nearest sampler reading the transposed image differs at
+every element, and the few that happen to lie at ties do not carry the rest.
 
 Each moved value ``v`` is read as ``Add(v, delta_v)``; the moves of all values of one type come
 in as one model input (split and reshaped in the graph: thousands of inputs would cost more to
@@ -30,13 +36,17 @@ every time.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from onnx import GraphProto, helper, numpy_helper
 
 from .plan import _subgraphs
 
 AMPLITUDE_ULPS = 8
+JUMP = 1e-2  # a move of 1% of a value's largest magnitude is no drift of a few ulps
 TRIALS = 16  # 8 pairs: each move, then its opposite
+ROUNDS = 4  # rounds of TRIALS at most, while a jump stays unmatched
 SLACK = 8
 SUFFIX = "@rounded"
 
@@ -130,27 +140,91 @@ def all_names(graph: GraphProto) -> set[str]:
     return names
 
 
+@dataclass
+class Sensitivity:
+    """What the probe saw at each element of one value: ``spread``, the largest move; ``jumped``,
+    whether a pair of opposite moves moved it unevenly and by at least ``jump`` (1% of the
+    value's largest magnitude): a jump, not a drift (drift is linear in the move, so opposite
+    moves give opposite drifts; at a kink, as bilinear sampling has at every pixel, they are
+    uneven but as small as drift); ``calm``, the largest move of the pairs that did not jump;
+    ``nearest``, how close the closest run came to the rewrite's value."""
+
+    spread: np.ndarray
+    jumped: np.ndarray
+    calm: np.ndarray
+    nearest: np.ndarray
+    jump: float
+
+    @classmethod
+    def empty(cls, reference: np.ndarray) -> "Sensitivity":
+        shape = reference.shape
+        finite = np.abs(reference[np.isfinite(reference)])
+        jump = JUMP * float(finite.max()) if finite.size else np.inf
+        return cls(np.zeros(shape), np.zeros(shape, bool), np.zeros(shape), np.full(shape, np.inf), jump)
+
+    def explains(self, diff: np.ndarray, tolerance: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(explained, jumped) masks for elements differing by ``diff`` beyond ``tolerance``:
+        where the original only drifts, a difference up to ``SLACK`` times its drift; where it
+        jumps (a tie), a value the original itself took in some run (give or take the tolerance
+        and its drift), or a difference no larger than the jumps it made there: no slack, so a
+        wrong value at a tie is explained only by the chance of being that close."""
+        drift = ~self.jumped & (diff <= SLACK * self.spread)
+        tie = self.jumped & ((self.nearest <= tolerance + SLACK * self.calm) | (diff <= self.spread))
+        return drift | tie, self.jumped
+
+    def record(self, reference, up, down, rewritten, tolerance) -> None:
+        """One pair of runs, moved one way (``up``) and the opposite way (``down``)."""
+        ref = np.asarray(reference, np.float64)
+        up, down = np.asarray(up, np.float64), np.asarray(down, np.float64)
+        rew = np.asarray(rewritten, np.float64)
+        with np.errstate(invalid="ignore", over="ignore"):
+            rise, fall = up - ref, down - ref
+            big = np.maximum(np.abs(rise), np.abs(fall))
+            counted = np.isfinite(big)  # a run's non-finite element says nothing about rounding
+            uneven = counted & (np.abs(rise + fall) > 0.5 * big) & (big > np.maximum(tolerance, self.jump))
+            big = np.where(counted, big, 0.0)
+            gap = np.fmin(np.abs(up - rew), np.abs(down - rew))
+        np.maximum(self.spread, big, out=self.spread)
+        self.jumped |= uneven
+        np.maximum(self.calm, np.where(uneven, 0.0, big), out=self.calm)
+        np.minimum(self.nearest, np.where(np.isfinite(gap), gap, np.inf), out=self.nearest)
+
+
 def spreads(runner, feeds: dict[str, np.ndarray], probe: Probe, outputs: dict[str, str],
-            reference: dict[str, np.ndarray], seed: int) -> dict[str, np.ndarray]:
-    """Run ``runner`` (of ``probe``'s model) ``TRIALS`` times; for each ``outputs`` entry (key ->
-    the value to read), the largest move of each element from ``reference[key]`` (0 where a run
-    gave a non-finite value: that says nothing about rounding)."""
-    found = {key: np.zeros(np.shape(reference[key]), np.float64) for key in outputs}
+            reference: dict[str, np.ndarray], rewritten: dict[str, np.ndarray], tolerances: dict[str, tuple],
+            seed: int) -> dict[str, Sensitivity]:
+    """Run ``runner`` (of ``probe``'s model) ``TRIALS`` times, and up to ``ROUNDS`` times that
+    while some element still differs by a jump no run has matched (a tie between several
+    coordinates at once needs the runs to cross them in the right combination); for each
+    ``outputs`` entry (key -> the value to read), how the runs moved it from ``reference[key]``
+    and how close they came to ``rewritten[key]``, held to ``tolerances[key]`` (atol, rtol)."""
+    found, limits = {}, {}
+    for key in outputs:
+        ref = np.asarray(reference[key], np.float64)
+        found[key] = Sensitivity.empty(ref)
+        atol, rtol = tolerances[key]
+        with np.errstate(invalid="ignore"):
+            limits[key] = atol + rtol * np.abs(ref)
     wanted = list(dict.fromkeys(probe.moved.get(v, v) for v in outputs.values()))
     rng = np.random.default_rng([seed, 29])
-    for trial in range(TRIALS):
-        if trial % 2 == 0:
+    for _ in range(ROUNDS):
+        for _ in range(TRIALS // 2):
             moves = probe.feeds(rng)
-        else:  # the opposite move: an element within rounding of a jump crosses it one way or the other
-            moves = {name: np.negative(delta, out=np.empty_like(delta)) for name, delta in moves.items()}
-        values = runner.run({**feeds, **moves}, wanted)
-        for key, value in outputs.items():
-            ref = np.asarray(reference[key])
-            moved = np.asarray(values[probe.moved.get(value, value)])
-            if moved.shape != ref.shape or ref.dtype.kind not in "biuf":
-                continue
-            with np.errstate(invalid="ignore", over="ignore"):
-                step = np.abs(moved.astype(np.float64) - ref.astype(np.float64))
-            step[~np.isfinite(step)] = 0.0
-            np.maximum(found[key], step, out=found[key])
+            opposite = {name: np.negative(delta, out=np.empty_like(delta)) for name, delta in moves.items()}
+            up, down = runner.run({**feeds, **moves}, wanted), runner.run({**feeds, **opposite}, wanted)
+            for key, value in outputs.items():
+                name = probe.moved.get(value, value)
+                if np.shape(up[name]) == np.shape(reference[key]) and np.asarray(reference[key]).dtype.kind in "biuf":
+                    found[key].record(reference[key], up[name], down[name], rewritten[key], limits[key])
+        if not any(_unmatched_ties(found[key], reference[key], rewritten[key], limits[key]) for key in outputs):
+            break
     return found
+
+
+def _unmatched_ties(seen: Sensitivity, reference, rewritten, tolerance) -> bool:
+    """Whether an element differs beyond tolerance where the original jumps, by a value no run
+    has taken yet."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        diff = np.abs(np.asarray(rewritten, np.float64) - np.asarray(reference, np.float64))
+    explained, jumped = seen.explains(diff, tolerance)
+    return bool(np.any((diff > tolerance) & jumped & ~explained))
