@@ -5,8 +5,14 @@ crashes and hangs, and every finding is saved with its reproducer.
 
 Mutations (one to three per mutant): swap a node's inputs, change an input's dims or a shape
 constant, change a dtype, insert an element-wise op on the grid path (grid or theta side),
-duplicate or drop a node, corrupt an attribute. Case ``i`` of seed ``s`` is generated from
-``(s, i)`` alone, so ``--replay s:i`` rebuilds it exactly.
+duplicate or drop a node, corrupt an attribute; and, from seed 2031 on (older seeds rebuild
+their cases as they were), plant the traps that bend only far from where a probe looks (issue 27): a clamp at +-12 or +-20, a wrap with Mod, a tiny quadratic
+term, rounding to 2^-16, int32 fixed point, a branch on a dim (``Min(W, 64)``), an int input
+gating the grid, an initializer that is also a graph input, a value_info with static dims the
+data does not have. Each fused mutant is compared on validate's draws and again on inputs far
+past the probes (coordinates of tens of units, dynamic dims past 64, the int inputs at 0 and
+below). Case ``i`` of seed ``s`` is generated from ``(s, i)`` alone, so ``--replay s:i``
+rebuilds it exactly.
 
     python benchmarks/fuzz.py [--minutes 30] [--seed 0] [--jobs 1] [--timeout 60] [--out fuzz-findings]
     python benchmarks/fuzz.py --replay 0:123
@@ -208,8 +214,120 @@ def corrupt_attribute(model, rng):
     return f"attribute {node.op_type}.{attr.name} -> {value}"
 
 
+def _plant(model, rng, build) -> str | None:
+    """Insert ``build(g, value) -> (new value, what)`` after a value on the grid path."""
+    path = [v for v in _grid_path(model) if _elem_type(model, v) in (TensorProto.FLOAT, TensorProto.FLOAT16,
+                                                                       TensorProto.DOUBLE)]
+    if not path:
+        return None
+    value = path[rng.integers(len(path))]
+    dtype = np.dtype(helper.tensor_dtype_to_np_dtype(_elem_type(model, value)))
+    readers = _consumers(model, value)
+
+    def const(v, np_dtype=None):
+        name = _fresh(model, "trap_c")
+        model.graph.initializer.append(numpy_helper.from_array(np.array(v, dtype=np_dtype or dtype), name))
+        return name
+
+    def op(op_type, *inputs, **attrs):
+        out = _fresh(model, "trap")
+        model.graph.node.append(helper.make_node(op_type, list(inputs), [out], **attrs))
+        return out
+
+    out, what = build(op, const, value, dtype, rng)
+    for node, i in readers:
+        node.input[i] = out
+    _reorder(model)
+    return f"plant {what} after {value}"
+
+
+def plant_far_trap(model, rng):
+    kind = rng.integers(6)
+
+    def build(op, const, v, dtype, rng):
+        if kind == 0:
+            bound = float(rng.choice([12.0, 20.0]))
+            return op("Clip", v, const(-bound), const(bound)), f"a clamp at +-{bound:g}"
+        if kind == 1:
+            return op("Sub", op("Mod", op("Add", v, const(30.0)), const(60.0), fmod=1), const(30.0)), "a wrap (Mod)"
+        if kind == 2:
+            return op("Add", v, op("Mul", op("Mul", v, v), const(1e-9))), "a quadratic term of 1e-9"
+        if kind == 3:
+            steps = const(65536.0)
+            return op("Div", op("Round", op("Mul", v, steps)), steps), "rounding to 2^-16"
+        if kind == 4:
+            scale = const(float(2 ** 20 if dtype != np.float16 else 2 ** 8))
+            fixed = op("Cast", op("Mul", v, scale), to=TensorProto.INT32)
+            return op("Div", op("Cast", fixed, to=_elem_type(model, v)), scale), "int32 fixed point"
+        k = _fresh(model, "k")
+        model.graph.input.append(helper.make_tensor_value_info(k, TensorProto.INT64, [1]))
+        gate = op("Cast", op("Greater", k, const([0], np.int64)), to=_elem_type(model, v))
+        return op("Mul", v, gate), f"a gate by int input {k} > 0"
+    return _plant(model, rng, build)
+
+
+def plant_dim_branch(model, rng):
+    """``Min(dim, 64)`` where a Shape's output (or a Gather of it) is read."""
+    shapes = [n for n in model.graph.node if n.op_type in ("Shape", "Gather") and n.output
+              and any(r.op_type != "Shape" for r, _ in _consumers(model, n.output[0]))]
+    shapes = [n for n in shapes if n.op_type == "Shape" or any(p.op_type == "Shape" and p.output[0] == n.input[0]
+                                                             for p in model.graph.node)]
+    if not shapes:
+        return None
+    node = shapes[rng.integers(len(shapes))]
+    value, readers = node.output[0], _consumers(model, node.output[0])
+    limit = _fresh(model, "trap_c")
+    model.graph.initializer.append(numpy_helper.from_array(np.array([64], np.int64), limit))
+    out = _fresh(model, "trap")
+    model.graph.node.append(helper.make_node("Min", [value, limit], [out]))
+    for reader, i in readers:
+        reader.input[i] = out
+    _reorder(model)
+    return f"plant Min(., 64) after {value}"
+
+
+def plant_overridable(model, rng):
+    """An initializer the grid reads listed among the graph inputs (a default a caller may
+    override, IR >= 4)."""
+    listed = {i.name for i in model.graph.input}
+    path = set(_grid_path(model))
+    inits = [t for t in model.graph.initializer if t.name in path and t.name not in listed]
+    if not inits:
+        return None
+    tensor = inits[rng.integers(len(inits))]
+    model.graph.input.append(helper.make_tensor_value_info(tensor.name, tensor.data_type, list(tensor.dims)))
+    return f"list initializer {tensor.name} as a graph input"
+
+
+def plant_value_info_lie(model, rng):
+    """A value_info on the grid path whose static dims the data does not have."""
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model)
+    except Exception:
+        return None
+    path = set(_grid_path(model))
+    known = [vi for vi in inferred.graph.value_info if vi.name in path and vi.type.tensor_type.shape.dim]
+    if not known:
+        return None
+    vi = onnx.ValueInfoProto()
+    vi.CopyFrom(known[rng.integers(len(known))])
+    dims = vi.type.tensor_type.shape.dim
+    d = dims[rng.integers(len(dims))]
+    d.dim_value = (d.dim_value or 16) + int(rng.choice([1, 3, 7]))
+    for old in [v for v in model.graph.value_info if v.name == vi.name]:
+        model.graph.value_info.remove(old)
+    model.graph.value_info.append(vi)
+    return f"value_info {vi.name} declares a dim of {d.dim_value}"
+
+
 MUTATIONS = [swap_inputs, change_dims, change_dtype, insert_elementwise, insert_elementwise, duplicate_node,
              drop_node, corrupt_attribute]
+PLANTS = [plant_far_trap, plant_far_trap, plant_dim_branch, plant_overridable, plant_value_info_lie]
+PLANTS_FROM = 2031  # seeds from here plant issue 27's traps too; older seeds rebuild their cases as they were
+
+
+def mutations_for(seed: int) -> list:
+    return MUTATIONS + PLANTS if seed >= PLANTS_FROM else MUTATIONS
 
 
 def _reorder(model) -> None:
@@ -240,8 +358,9 @@ def make_case(seed: int, index: int, samples: list[str]):
     name = samples[rng.integers(len(samples))]
     model = onnx.load(SAMPLES / name)
     done = []
+    table = mutations_for(seed)
     for _ in range(int(rng.integers(1, 4))):
-        mutate = MUTATIONS[rng.integers(len(MUTATIONS))]
+        mutate = table[rng.integers(len(table))]
         try:
             what = mutate(model, rng)
         except Exception as exc:  # a mutation that does not apply here
@@ -288,6 +407,20 @@ def run_case(seed: int, index: int, samples: list[str], manifest: dict) -> dict:
         return {**verdict, "kind": "invalid", "detail": str(exc)}  # the mutant itself does not run
     except Exception as exc:
         return {**verdict, "kind": "invalid", "detail": f"{type(exc).__name__}: {exc}"}
+    declared = any(p.key == "surgeon.atol" for n in result.model.graph.node for p in n.metadata_props)
+    far = None if declared else _far_feeds(mutant, feeds)
+    if far is not None:  # the same model, far past the probes: coordinates of tens, dims past 64
+        # (not for rewrites that declare a tolerance: a half-precision original's own rounding
+        # grows with theta's magnitude, and the declaration holds for validate's draws)
+        try:
+            report = surgeon.validate(mutant, result.model, far, max_mismatch=1e-3, engine="reference")
+            if not report.passed:
+                failures = report.failures()
+                return {**verdict, "kind": "wrong", "detail": f"far inputs: {failures[0] if failures else '?'}"}
+        except SurgeonError:
+            pass  # the mutant does not run at those dims: the near comparison stands
+        except Exception as exc:
+            return {**verdict, "kind": "crash", "detail": "".join(traceback.format_exception(exc))[-2000:]}
     outcome = {}
     for engine in ("reference", "auto"):  # the reference kernels first; the op library says whose bug
         try:
@@ -308,6 +441,31 @@ def run_case(seed: int, index: int, samples: list[str], manifest: dict) -> dict:
     else:
         kind = "wrong"
     return {**verdict, "kind": kind, "detail": detail}
+
+
+def _far_feeds(model, feeds: dict) -> dict | None:
+    """Inputs past every probe: float inputs other than images scaled up 12x (translations and
+    coefficients of tens), dynamic spatial dims past 64 (images re-drawn at that size), int
+    inputs at -1 and 0."""
+    rng = np.random.default_rng(7)
+    out, changed = {}, False
+    for vi in model.graph.input:
+        if vi.name not in feeds:
+            continue
+        value = np.asarray(feeds[vi.name])
+        dims = vi.type.tensor_type.shape.dim
+        if value.dtype.kind in "iu":
+            out[vi.name] = np.full_like(value, -1 if rng.random() < 0.5 else 0)
+            changed = True
+        elif value.ndim in (4, 5):  # an image: dynamic spatial dims past 64
+            shape = [n if d.HasField("dim_value") or i < 2 else 64 + 3 * i
+                     for i, (n, d) in enumerate(zip(value.shape, dims))] if len(dims) == value.ndim else value.shape
+            changed |= list(shape) != list(value.shape)
+            out[vi.name] = rng.uniform(-1, 1, shape).astype(value.dtype)
+        else:
+            out[vi.name] = (value * 12).astype(value.dtype)
+            changed = True
+    return out if changed else None
 
 
 def _same(a: dict, b: dict) -> bool:

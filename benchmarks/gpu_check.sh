@@ -1,28 +1,22 @@
 #!/usr/bin/env bash
 # The checks that need a GPU, as one script for a lent GPU machine (see README: Benchmarks).
-# That machine's image already has torch (CUDA), onnx, onnxruntime, cv2, pytest and nvcc, so
-# the repository runs from source, uninstalled; it has no network, so onnxruntime's C API
-# headers travel with the tree: copy them first into .ort-headers/ (ignored by git, named in
-# the device run's carry):  cp -r "$(python -m surgeon_ops.ort.headers)" .ort-headers
+# That machine's image already has torch (CUDA), onnx, onnxruntime, cv2 and pytest, and no
+# network: build the wheel here first (nvcc is here, so it holds the CUDA variants) into dist/
+# (ignored by git, named in the device run's carry):  pip wheel --no-deps -w dist .
+# The script installs it (no dependencies: the image has them) and runs the tests from the tree.
 # Logs go to $OUT when set (the device tool brings them back), else to /tmp.
 set -o pipefail
 cd "$(dirname "$0")/.."
 logs=${OUT:-/tmp}
-# The packages as pyproject's package-dir maps them (surgeon_ops is ops/, surgeon_patterns patterns/).
-shim=$(mktemp -d)
-ln -s "$PWD/ops" "$shim/surgeon_ops"
-ln -s "$PWD/patterns" "$shim/surgeon_patterns"
-export PYTHONPATH=$PWD:$shim PYTHONUNBUFFERED=1 SURGEON_CACHE_DIR=${SURGEON_CACHE_DIR:-/tmp/surgeon-cache}
-if [ -z "${ONNXRUNTIME_INCLUDE_DIR:-}" ] && [ -d .ort-headers ]; then
-    export ONNXRUNTIME_INCLUDE_DIR=$PWD/.ort-headers
-fi
+python3 -m pip install -q --no-deps --force-reinstall dist/surgeon-*.whl || exit 1
+export PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 python3 -c "import onnxruntime as o; print('onnxruntime', o.__version__, o.get_available_providers())"
 # test_isa_fallbacks: such machines usually have AVX-512, so the AVX2 and baseline levels run
 # there as fallbacks (this VM has no AVX-512 and runs only the baseline one).
 python3 -m pytest -q -p no:cacheprovider -rs tests/kernels/test_cuda.py tests/kernels/test_precision.py \
-    tests/kernels/test_build.py tests/kernels/test_isa_fallbacks.py tests/ort/test_cuda.py \
-    tests/torch/test_cuda.py tests/tensorrt/test_cuda.py 2>&1 |
+    tests/kernels/test_installed.py tests/kernels/test_isa_fallbacks.py tests/ort/test_cuda.py \
+    tests/torch/test_cuda.py tests/tensorrt/test_cuda.py -k "not a_build_without" 2>&1 |
     tee "$logs/gpu_tests.log"
 tests=$?
 python3 benchmarks/kernels.py --gpu-only 2>&1 | tee "$logs/gpu_bench.log"

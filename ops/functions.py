@@ -8,7 +8,11 @@ Traps measured (FACTS.md, "Deploying") and how the bodies step around them:
 - the reference evaluator reads a referenced ``align_corners`` of 0 as true
   (``align_corners or self.align_corners``): the body branches on it and writes it literally;
 - declared attribute defaults are not applied by the reference evaluator or the inliners:
-  declared anyway, and surgeon writes them on every node.
+  declared anyway, and surgeon writes them on every node;
+- onnxruntime has no float16 kernel for AffineGrid and falls back to ONNX's own function body
+  for it, which fails ("Split axis 1 not in range", "Input to 'Range' op should be scalars"):
+  the body computes in float32 (``onnx_grid.in_float32``) and casts the result to the input's
+  type; for float32 inputs the casts change nothing.
 """
 
 from __future__ import annotations
@@ -56,13 +60,14 @@ def _align_switch(em: FunctionEmitter, build, output: str) -> None:
     em.op("If", [flag], out=output, then_branch=branches[1], else_branch=branches[0])
 
 
-def _sampler(em: FunctionEmitter, grid: str, align: int, opset: int, linear: str | None, cubic: str | None) -> str:
+def _sampler(em: FunctionEmitter, image: str, grid: str, align: int, opset: int, linear: str | None,
+             cubic: str | None) -> str:
     if opset < 20:  # opset-16 names are the contract's (torch's): the attribute passes through
-        return grid_sample(em, "X", grid, Ref("mode", AttributeProto.STRING), _PADDING, align, opset)
+        return grid_sample(em, image, grid, Ref("mode", AttributeProto.STRING), _PADDING, align, opset)
 
     def leaf(parent: FunctionEmitter, name: str):
         branch = parent.branch()
-        return branch.graph(grid_sample(branch, "X", grid, name, _PADDING, align, opset), name)
+        return branch.graph(grid_sample(branch, image, grid, name, _PADDING, align, opset), name)
 
     rest = em.branch()
     chosen = rest.op("If", [cubic], then_branch=leaf(rest, "cubic"), else_branch=leaf(rest, "nearest"))
@@ -84,17 +89,21 @@ def fused_grid_sample(opset: int, shapes: Sequence) -> FunctionProto | str:
         linear = em.op("RegexFullMatch", [mode], pattern="bilinear|linear")
         cubic = em.op("RegexFullMatch", [mode], pattern="bicubic|cubic")
 
-    def body(branch: FunctionEmitter, align: int) -> str:
-        grid = onnx_grid.affine_grid(branch, "theta", size, k, align, opset)
-        return _sampler(branch, grid, align, opset, linear, cubic)
+    theta, image = onnx_grid.in_float32(em, "theta"), onnx_grid.in_float32(em, "X")
 
-    _align_switch(em, body, "Y")
+    def body(branch: FunctionEmitter, align: int) -> str:
+        grid = onnx_grid.affine_grid(branch, theta, size, k, align, opset)
+        return _sampler(branch, image, grid, align, opset, linear, cubic)
+
+    _align_switch(em, body, "Y32")
+    em.op("CastLike", ["Y32", "X"], out="Y")
     inputs = ["X", "theta"] + (["size"] if arity == 3 else [])
     return em.function(DOMAIN, "FusedGridSample", inputs, ["Y"], opset,
                        [] if arity == 3 else ["output_size"], _DEFAULTS)
 
 
-def affine_grid(opset: int, shapes: Sequence) -> FunctionProto | str:
+def affine_grid(opset: int, shapes: Sequence, name: str = "AffineGrid") -> FunctionProto | str:
+    """``name``: the op type the body is for (the TensorRT profile writes the op as AffineGridPlugin)."""
     arity = len(shapes)
     k = _rank(shapes, None, 0)
     reason = unexpressible(opset, k, sampler=False)
@@ -104,7 +113,9 @@ def affine_grid(opset: int, shapes: Sequence) -> FunctionProto | str:
         return "theta's shape is unknown: cannot tell a 2-D grid from a 3-D one before opset 20"
     em = FunctionEmitter()
     size = _size(em, arity, 2, "theta", 1, [1])
-    _align_switch(em, lambda b, align: onnx_grid.affine_grid(b, "theta", size, k or 2, align, opset), "grid")
+    theta = onnx_grid.in_float32(em, "theta")
+    _align_switch(em, lambda b, align: onnx_grid.affine_grid(b, theta, size, k or 2, align, opset), "grid32")
+    em.op("CastLike", ["grid32", "theta"], out="grid")
     inputs = ["theta"] + (["size"] if arity == 2 else [])
-    return em.function(DOMAIN, "AffineGrid", inputs, ["grid"], opset, [] if arity == 2 else ["output_size"],
+    return em.function(DOMAIN, name, inputs, ["grid"], opset, [] if arity == 2 else ["output_size"],
                        {"align_corners": 0})

@@ -28,17 +28,17 @@ def _optional(inputs: list, i: int):
     return inputs[i] if len(inputs) > i else None
 
 
-_unbuildable: list[str] = []  # why the compiled kernels cannot be had on this machine, once known
+_unbuildable: list[str] = []  # why the compiled kernels cannot be had in this install, once known
 
 
 def _call(name: str, *args, **kwargs):
-    """The compiled kernel; the numpy reference when no compiler can build it (said once)."""
+    """The compiled kernel; the numpy reference when the install has no library (said once)."""
     from . import kernels
 
     if not _unbuildable:
         try:
             return getattr(kernels, name)(*args, **kwargs)
-        except kernels.KernelBuildError as exc:
+        except kernels.LibraryNotInstalled as exc:
             _unbuildable.append(str(exc))
             print(f"surgeon: using the numpy reference kernels (slower): {exc}", file=sys.stderr)
     result = getattr(kernels, name)(*args, backend="numpy", **kwargs)
@@ -83,13 +83,13 @@ _libraries: dict[str, object] = {}  # device -> path, or the exception building 
 
 
 def ort_library(device: str = "cpu") -> str:
-    """The onnxruntime op library for ``device`` (surgeon_ops.ort), built once per process."""
+    """The onnxruntime op library for ``device`` (surgeon_ops.ort), as installed."""
     if device not in _libraries:
         from . import ort
 
         try:
             _libraries[device] = ort.library_path(device)
-        except Exception as exc:  # no compiler or headers: the runtime says why and uses the kernels
+        except Exception as exc:  # not installed: the runtime says why and uses the kernels
             _libraries[device] = exc
     found = _libraries[device]
     if isinstance(found, Exception):
@@ -99,15 +99,24 @@ def ort_library(device: str = "cpu") -> str:
 
 DOMAIN = "custom.ops"
 
+
+def _plugin(contract_op: str) -> tuple[str, str, str]:
+    """Where surgeon_ops.tensorrt registers the op's plugin (profile: plain data, no TensorRT)."""
+    from .tensorrt import profile
+
+    return (profile.op_type(contract_op), profile.VERSION, profile.NAMESPACE)
+
+
 CUSTOM_OPS = [
     CustomOp(DOMAIN, "FusedGridSample", kernel=fused_grid_sample, ort_library=ort_library,
              to_standard=standard.fused_grid_sample, function=functions.fused_grid_sample,
-             draw_inputs={1: draw_theta}),
+             draw_inputs={1: draw_theta}, tensorrt_plugin=_plugin("FusedGridSample")),
     CustomOp(DOMAIN, "AffineGrid", kernel=affine_grid, ort_library=ort_library, to_standard=standard.affine_grid,
-             function=functions.affine_grid, draw_inputs={0: draw_theta}),
+             function=functions.affine_grid, draw_inputs={0: draw_theta}, tensorrt_plugin=_plugin("AffineGrid")),
     CustomOp("org.pytorch.aten", "ATen", kernel=aten),
     # The TensorRT profile's name for AffineGrid (surgeon_ops.tensorrt.profile): the same op, no
-    # onnxruntime library (it registers the contract's names only).
+    # onnxruntime library (it registers the contract's names only); a body for onnxruntime instead.
     CustomOp(DOMAIN, "AffineGridPlugin", kernel=affine_grid, to_standard=standard.affine_grid,
-             draw_inputs={0: draw_theta}),
+             function=lambda opset, shapes: functions.affine_grid(opset, shapes, name="AffineGridPlugin"),
+             draw_inputs={0: draw_theta}, tensorrt_plugin=_plugin("AffineGrid")),
 ]

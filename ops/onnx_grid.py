@@ -14,6 +14,8 @@ from typing import Callable
 import numpy as np
 from onnx import TensorProto
 
+from surgeon import sample_by_gathers
+
 MODES = {"bilinear": "bilinear", "linear": "bilinear", "nearest": "nearest", "bicubic": "bicubic", "cubic": "bicubic"}
 PADDINGS = ("zeros", "border", "reflection")
 _OPSET20_NAMES = {"bilinear": "linear", "bicubic": "cubic", "nearest": "nearest"}
@@ -25,13 +27,20 @@ def onnx_mode(mode: str, opset: int) -> str:
     return _OPSET20_NAMES[mode] if opset >= 20 else mode
 
 
-def unexpressible(opset: int, k: int | None, sampler: bool) -> str | None:
-    """Why opset ``opset`` cannot express the op for ``k`` spatial dims, or None."""
+def unexpressible(opset: int, k: int | None, sampler: bool, gathers: bool = False) -> str | None:
+    """Why opset ``opset`` cannot express the op for ``k`` spatial dims, or None. ``gathers``:
+    a 3-D sampler below opset 20 may be written with gathers (static mode and padding only)."""
     if opset < 16:
         return "needs opset 16 or higher (where GridSample starts)"
-    if sampler and k == 3 and opset < 20:
+    if sampler and k == 3 and opset < 20 and not gathers:
         return "3-D sampling needs opset 20 (GridSample is 4-D only before it)"
     return None
+
+
+def in_float32(em, value: str) -> str:
+    """``value`` as float32: the grid and the sampling are computed there whatever the contract
+    type (onnxruntime has no float16 AffineGrid, and a half grid is coarse past 1k pixels)."""
+    return em.op("Cast", [value], to=TensorProto.FLOAT)
 
 
 class Size:
@@ -68,8 +77,12 @@ def affine_grid(em, theta: str, size: Size, k: int, align: int, opset: int, out:
     return em.op("MatMul", [base, rows], out=out)
 
 
-def grid_sample(em, x: str, grid: str, mode, padding, align: int, opset: int, out: str | None = None) -> str:
-    """A standard GridSample; ``mode`` is a contract name (or a function attribute reference)."""
+def grid_sample(em, x: str, grid: str, mode, padding, align: int, opset: int, out: str | None = None,
+                k: int = 2) -> str:
+    """A standard GridSample; ``mode`` is a contract name (or a function attribute reference).
+    A 3-D sampler below opset 20 (GridSample is 4-D only there) is written with gathers."""
+    if k != 2 and opset < 20:
+        return sample_by_gathers(em, x, grid, k, MODES[mode], padding, align, out=out)
     name = onnx_mode(mode, opset) if isinstance(mode, str) else mode
     return em.op("GridSample", [x, grid], out=out, mode=name, padding_mode=padding, align_corners=align)
 

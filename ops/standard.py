@@ -2,11 +2,14 @@
 default-domain opset, for ``surgeon unfuse``.
 
 opset >= 20: ``AffineGrid`` + ``GridSample`` (opset-20 mode names); 16-19: the grid from
-standard ops + ``GridSample`` (opset-16 names), 2-D only. A dynamic size (the ``size`` input)
-stays a run-time value.
+standard ops + ``GridSample`` (opset-16 names), or, for a volume (GridSample is 4-D only there),
+the sampler written with gathers (``surgeon.sample_by_gathers``). A dynamic size (the ``size``
+input) stays a run-time value.
 """
 
 from __future__ import annotations
+
+from onnx import TensorProto
 
 from surgeon import Node, RewriteContext
 
@@ -60,14 +63,19 @@ def fused_grid_sample(ctx: RewriteContext, node: Node, opset: int) -> str | None
     k = _spatial_rank(ctx, settings["output_size"], size_input, x, theta)
     if k not in (2, 3):
         return reason or "cannot tell whether it samples in 2-D or 3-D (no shapes)"
-    reason = reason or unexpressible(opset, k, sampler=True)
+    reason = reason or unexpressible(opset, k, sampler=True, gathers=True)
     if reason:
         return reason
     em = GraphEmitter(ctx, node.name or "FusedGridSample")
     size = Size(settings["output_size"], lambda: size_input or em.op(
         "Concat", [em.op("Shape", [x], start=0, end=2), em.const(settings["output_size"])], axis=0))
+    half = _half(ctx, x)
+    theta, image = (onnx_grid.in_float32(em, theta), onnx_grid.in_float32(em, x)) if half else (theta, x)
     grid = onnx_grid.affine_grid(em, theta, size, k, settings["align"], opset)
-    grid_sample(em, x, grid, settings["mode"], settings["padding"], settings["align"], opset, out=node.outputs[0])
+    y = grid_sample(em, image, grid, settings["mode"], settings["padding"], settings["align"], opset,
+                    out=None if half else node.outputs[0], k=k)
+    if half:
+        em.op("CastLike", [y, x], out=node.outputs[0])
     return None
 
 
@@ -86,5 +94,15 @@ def affine_grid(ctx: RewriteContext, node: Node, opset: int) -> str | None:
     # The standard op reads N from the size; C is not used.
     size = Size(settings["output_size"], lambda: size_input or em.op(
         "Concat", [em.op("Shape", [theta], start=0, end=1), em.const([1, *settings["output_size"]])], axis=0))
-    onnx_grid.affine_grid(em, theta, size, k, settings["align"], opset, out=node.outputs[0])
+    half = _half(ctx, theta)
+    grid = onnx_grid.affine_grid(em, onnx_grid.in_float32(em, theta) if half else theta, size, k, settings["align"],
+                                 opset, out=None if half else node.outputs[0])
+    if half:
+        em.op("CastLike", [grid, theta], out=node.outputs[0])
     return None
+
+
+def _half(ctx: RewriteContext, value: str) -> bool:
+    """float16 (or unknown) values are computed in float32 and cast back (see onnx_grid.in_float32);
+    float32 ones are written as they are."""
+    return ctx.dtype(value) != TensorProto.FLOAT

@@ -9,15 +9,15 @@ surgeon_ops.tensorrt: plugin lookup attributes, static output sizes only).
 
 from __future__ import annotations
 
-from surgeon import Match, MatchContext, Node, Pattern, RewriteContext, refuse
+from surgeon import Match, MatchContext, Node, Pattern, Refusal, RewriteContext, refuse
 from surgeon_ops.node_kernels import CUSTOM_OPS
 from surgeon_ops.tensorrt import profile as tensorrt_profile
 
 from .grid_ops import CUSTOM_DOMAIN, read_known_grid
-from .planning import AFFINE, FUSED, TARGETS, make_plan
+from .plan import AFFINE, FUSED, TARGETS, make_plan
 from .recognise import Recogniser
 from .samplers import ANCHOR_OPS, Sampler, read_sampler
-from .writer import Plan, Writer
+from .write import Plan, Writer
 
 
 class AffineGridSample(Pattern):
@@ -50,13 +50,13 @@ class AffineGridSample(Pattern):
         kept = target == AFFINE or readers or written and written.align_corners != sampler.align_corners
         if written and written.ours and kept:
             return None  # already the form this pattern writes (rewriting it again drops its declared atol)
-        found = self._recognise(ctx, sampler)
-        if isinstance(found, str):
-            return refuse(found)
+        found = self._recognise(ctx, sampler)  # cut, prove, identify
+        if isinstance(found, Refusal):
+            return found
         plan = make_plan(ctx, sampler, found, target, readers)
-        if isinstance(plan, str):
-            return refuse(plan)
-        region = list(found.trace.nodes)
+        if isinstance(plan, Refusal):
+            return plan
+        region = list(found.cut.nodes)
         kept = set().union(*(_computing(ctx, v, region) for v in plan.reads()))  # read by the rewrite: stay
         region = [n for n in region if id(n) not in kept]
         outputs = [sampler.grid]

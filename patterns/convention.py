@@ -12,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 from onnx import TensorProto, helper
 
+from .pieces import Const
+
 
 def compensate(writer, theta: str, elem: int, batch) -> str:
     """theta @ T for the plan's size-1 coordinates (static dims of 1; dynamic dims when 1)."""
@@ -21,8 +23,8 @@ def compensate(writer, theta: str, elem: int, batch) -> str:
     dynamic = []  # (column, coordinate, size piece)
     for axis, coordinate in sorted(plan.size_one.items()):
         column, piece = k - 1 - axis, plan.spatial[axis]  # x (column 0) runs along the last dim
-        if piece[0] == "const":
-            base[column, k] += coordinate if piece[1] == 1 else 0.0
+        if isinstance(piece, Const):
+            base[column, k] += coordinate if piece.value == 1 else 0.0
         else:
             dynamic.append((column, coordinate, piece))
     if not dynamic:

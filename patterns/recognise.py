@@ -1,29 +1,29 @@
-"""Is a sampler's grid an affine grid, and of what? Every strategy gets its turn before the
-answer is no: cuts at theta-shaped values nearest the grid first, then further up (a transposed
-square matrix, or one of several candidates computed from another, is walked through); theta as
-it is, then an affine map of it; then, for a grid that reads no run-time theta, a theta fitted to
-the grid's values."""
+"""Is a sampler's grid an affine grid, and of what? The steps in order (cut, prove, identify) for
+every cut and strategy before the answer is no: cuts at theta-shaped values nearest the grid
+first, then further up (a transposed square matrix, or one of several candidates computed from
+another, is walked through); theta as it is, then an affine map of it; then, for a grid that
+reads no run-time theta, a theta fitted to the grid's values."""
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
 
-from surgeon import MatchContext
+from surgeon import MatchContext, Refusal
 
-from .probe import Prober, Verdict
+from .cut import Cut, CutRefusal, ThetaLayout, cut_grid, theta_layout
+from .dims import Symbols, symbols_for
+from .identify import MODES, Identifier
 from .samplers import Sampler
 from .signature import region_key
-from .symbols import Symbols, symbols_for
-from .trace import ThetaLayout, Trace, TraceError, theta_layout, trace_grid
+from .verdict import Verdict
 
-MAX_CUTS = 4  # traces tried per sampler, nearest cut first
-MODES = ("plain", "fixed", "map")
+MAX_CUTS = 6  # cuts tried per sampler, nearest first
 
 
 @dataclass
 class Recognition:
-    trace: Trace
+    cut: Cut
     symbols: Symbols
     verdict: Verdict
     layout: ThetaLayout | None
@@ -31,82 +31,82 @@ class Recognition:
     @property
     def theta(self) -> str | None:
         """The value the rewrite reads as theta (None: it writes the fitted one)."""
-        return None if self.verdict.theta_value is not None else self.trace.theta
+        return None if self.verdict.theta_value is not None else self.cut.theta
 
 
 class Recogniser:
-    """Holds the probe verdicts of one pattern instance, keyed by region structure."""
+    """Holds the verdicts of one pattern instance, keyed by region structure."""
 
     def __init__(self, pattern_name: str):
         self.pattern_name = pattern_name
-        self.verdicts: dict[tuple, Verdict] = {}
+        self.verdicts: dict[tuple, Verdict | Refusal] = {}
 
-    def __call__(self, ctx: MatchContext, sampler: Sampler) -> Recognition | str:
-        traces = self._traces(ctx, sampler)
-        reasons: list = [None] * len(traces)  # per trace: its first probe's reason
+    def __call__(self, ctx: MatchContext, sampler: Sampler) -> Recognition | Refusal:
+        cuts = self._cuts(ctx, sampler)
+        refusals: list = [None] * len(cuts)  # per cut: its first strategy's refusal
         # Plain cuts first (a transposed square matrix is cut at the matrix, not mapped); then a
         # grid of constants and shapes only (no theta, or a constant one used in pixel units) is
         # fitted; last, a run-time theta transformed by an affine map.
         for mode in MODES:
-            for i, trace in enumerate(traces):
-                if not isinstance(trace, Trace):
+            for i, cut in enumerate(cuts):
+                if not isinstance(cut, Cut):
                     continue
                 if mode == "fixed":
-                    if trace.theta is not None and not trace.constant_theta:
+                    if cut.theta is not None and not cut.constant_theta:
                         continue
-                    trace = dataclasses.replace(trace, theta=None)
-                elif trace.theta is None:
+                    cut = dataclasses.replace(cut, theta=None)
+                elif cut.theta is None:
                     continue
-                found = self._one(ctx, sampler, trace, mode)
+                found = self._one(ctx, sampler, cut, mode)
                 if isinstance(found, Recognition):
                     return found
-                reasons[i] = _joined(reasons[i], found, mode)
-        # A probe's reason says what disagreed; a trace's only why no cut was found there.
-        traced = [t.reason for t in traces if isinstance(t, TraceError)]
-        return next((r for r in reasons + traced if r), "no cut found")
+                refusals[i] = _joined(refusals[i], found, mode)
+        # A strategy's refusal says what disagreed; a cut's only why no cut was found there.
+        uncut = [c for c in cuts if isinstance(c, CutRefusal)]
+        return next((r for r in refusals + uncut if r), Refusal("no cut found"))
 
-    def _traces(self, ctx: MatchContext, sampler: Sampler) -> list:
-        """Traces for growing sets of values walked through, nearest cut first."""
+    def _cuts(self, ctx: MatchContext, sampler: Sampler) -> list:
+        """Cuts for growing sets of values walked through, nearest first."""
         out, todo, tried = [], [frozenset()], set()
         while todo and len(out) < MAX_CUTS:
             past = todo.pop(0)
             if past in tried:
                 continue
             tried.add(past)
-            trace = trace_grid(ctx, sampler.grid, sampler.x, self.pattern_name, past)
-            out.append(trace)
-            if isinstance(trace, TraceError):
-                if trace.through:
-                    todo.append(past | frozenset(trace.through))
-            elif trace.theta is not None and ctx.producer(trace.theta) is not None:
-                todo.append(past | {trace.theta})
+            cut = cut_grid(ctx, sampler.grid, sampler.x, self.pattern_name, past)
+            out.append(cut)
+            if isinstance(cut, CutRefusal):
+                if cut.through:
+                    todo.append(past | frozenset(cut.through))
+            elif cut.theta is not None and ctx.producer(cut.theta) is not None:
+                todo.append(past | {cut.theta})
         return out
 
-    def _one(self, ctx: MatchContext, sampler: Sampler, trace: Trace, mode: str) -> Recognition | str:
+    def _one(self, ctx: MatchContext, sampler: Sampler, cut: Cut, mode: str) -> Recognition | Refusal:
         k = None
         if mode == "fixed":
-            dims = ctx.shape(sampler.x) or ctx.shape(trace.grid)
+            dims = ctx.shape(sampler.x) or ctx.shape(cut.grid)
             k = len(dims) - 2 if dims and len(dims) in (4, 5) else 2
-        symbols = symbols_for(ctx, trace, sampler, k)
-        if isinstance(symbols, str):
+        symbols = symbols_for(ctx, cut, sampler, k)
+        if isinstance(symbols, Refusal):
             return symbols
         try:
-            key = region_key(ctx, trace, symbols, sampler.x, (ctx.opset(""), sampler.align_corners, mode))
+            key = region_key(ctx, cut, symbols, sampler.x, (ctx.opset(""), sampler.align_corners, mode))
         except ValueError as exc:
-            return str(exc)
+            return Refusal(str(exc))
         if key not in self.verdicts:
-            self.verdicts[key] = Prober(ctx, trace, symbols, sampler.align_corners, mode).probe()
+            self.verdicts[key] = Identifier(ctx, cut, symbols, sampler.align_corners, mode).identify()
         verdict = self.verdicts[key]
-        if verdict.reason:
-            return verdict.reason
-        layout = theta_layout(symbols.owners[trace.theta]) if mode != "fixed" else None
-        return Recognition(trace, symbols, verdict, layout)
+        if isinstance(verdict, Refusal):
+            return verdict
+        layout = theta_layout(symbols.owners[cut.theta]) if mode != "fixed" else None
+        return Recognition(cut, symbols, verdict, layout)
 
 
-def _joined(first: str | None, found: str, mode: str) -> str:
-    """The first strategy's reason; a map that was found but then failed says more: added."""
+def _joined(first: Refusal | None, found: Refusal, mode: str) -> Refusal:
+    """The first strategy's refusal; a map that was found but then failed says more: added."""
     if first is None:
         return found
-    if mode == "map" and not found.startswith("no affine map") and found != first:
-        return f"{first}; as an affine map of theta: {found}"
+    if mode == "map" and not found.reason.startswith("no affine map") and found.reason != first.reason:
+        return Refusal(f"{first.reason}; as an affine map of theta: {found.reason}")
     return first

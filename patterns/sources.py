@@ -8,7 +8,7 @@ import numpy as np
 
 from .reparam import ThetaMap
 from .thetas import probe_thetas
-from .trace import ThetaLayout
+from .cut import ThetaLayout
 
 
 class PlainSource:

@@ -60,36 +60,3 @@ def probe_thetas(count: int, rows: int, cols: int, k: int, start: int, salt: int
             out[i, k:, :] = rng.uniform(-1.0, 1.0, size=(rows - k, cols))
         labels.append(label)
     return out, labels
-
-
-def draw_theta(shape, dtype, rng: np.random.Generator) -> np.ndarray:
-    """Validation input for a value that feeds theta: the identity plus signed perturbations
-    large enough to flip and rotate; a third of the items shifted by 1-1.8 along one axis (a
-    clamp of the translation to the image shows there), the rest mostly in view. ``shape`` is theta's:
-    [N, 2, 3], [N, 3, 4], homogeneous [N, 3, 3] / [N, 4, 4], or flat [N, 6] / [N, 12]; any
-    other shape gets identity-like values plus signed noise."""
-    shape = tuple(int(d) for d in shape)
-    forms = {(2, 3): (2, 3), (3, 4): (3, 4), (3, 3): (3, 3), (4, 4): (4, 4), (6,): (2, 3), (12,): (3, 4),
-             (9,): (3, 3), (16,): (4, 4)}
-    tail = forms.get(shape[-2:]) or forms.get(shape[-1:])
-    if len(shape) < 2 or tail is None:
-        eye = np.eye(shape[-2], shape[-1]) if len(shape) >= 2 else np.ones(shape)
-        return (eye + rng.normal(0.0, 0.8, size=shape)).astype(dtype)
-    rows, cols = tail
-    k = cols - 1
-    batch = int(np.prod(shape[: len(shape) - (2 if shape[-2:] == tail else 1)]))
-    out = np.tile(np.eye(rows, cols), (batch, 1, 1))
-    for n in range(batch):
-        angle = rng.uniform(-np.pi, np.pi)  # any rotation, past 90 degrees half of the time
-        flip = rng.choice([-1.0, 1.0], size=k)  # reflections
-        scale = np.exp(rng.uniform(np.log(0.5), np.log(2.0), size=k)) * flip  # 0.5-2, log-uniform
-        linear = np.eye(k)
-        linear[:2, :2] = [[np.cos(angle), -np.sin(angle)], [np.sin(angle), np.cos(angle)]]
-        linear = linear @ np.diag(scale) + rng.normal(0.0, 0.15, size=(k, k))
-        out[n, :k, :k] = linear
-        out[n, :k, k] = rng.normal(0.0, 0.3, size=k)
-        if rng.random() < 1 / 3:  # a third of the items shifted past the image's edge along one axis
-            out[n, rng.integers(k), k] = rng.choice([-1.0, 1.0]) * rng.uniform(1.0, 1.8)
-        if rows > k:  # a homogeneous matrix keeps an affine last row
-            out[n, k:, :] = np.eye(rows, cols)[k:]
-    return out.reshape(shape).astype(dtype)

@@ -1,4 +1,6 @@
-"""What a probe concludes (``Verdict``), and what one check at one set of dims gives."""
+"""What identification concludes (``Verdict``), what one check at one set of dims gives
+(``Outcome`` or ``Failure``), and how an output dim is known: ``Static``, ``Follows`` a probe
+class of input dims, or ``Computed`` from input dims."""
 
 from __future__ import annotations
 
@@ -11,15 +13,32 @@ from .reparam import ThetaMap
 from .verify import Agreement
 
 
+@dataclass(frozen=True)
+class Static:
+    n: int
+
+
+@dataclass(frozen=True)
+class Follows:
+    cls: int  # a probe class of input dims (dims.Symbols.classes)
+
+
+@dataclass(frozen=True)
+class Computed:
+    """An output dim computed from input dims (H // 2), not copied."""
+
+
+OutputDim = Static | Follows | Computed
+
+
 @dataclass
 class Verdict:
-    reason: str | None = None
     k: int = 2
     homogeneous: bool = False
     align_corners: int = 0
-    batch: tuple = ("static", 1)  # grid batch: ("static", n) or ("class", index)
-    spatial: list = field(default_factory=list)  # per output dim: as batch, or ("computed",)
-    theta_batch: tuple = ("static", 1)
+    batch: OutputDim = Static(1)  # the grid's batch
+    spatial: list = field(default_factory=list)  # per output spatial dim, an OutputDim
+    theta_batch: OutputDim = Static(1)
     broadcast_theta: bool = False  # theta's batch may be 1 where the grid's is not: expand it
     pinned: dict = field(default_factory=dict)  # class -> the only value the original accepts
     size_one: dict = field(default_factory=dict)  # output spatial dim -> its size-1 coordinate, when not 0
@@ -30,6 +49,7 @@ class Verdict:
     precision: str = "single"  # the lowest float precision the region computes in
     grid_dtype: np.dtype | None = None  # the grid's type as computed (declared types may be stale)
     notes: list = field(default_factory=list)  # warnings for the report
+    reads: int = 0  # theta elements (one item, row-major bits) the original's grid reads
 
 
 @dataclass
@@ -38,10 +58,13 @@ class Outcome:
     agreement: Agreement
     sizes: dict
     assign: dict
+    grid_dtype: np.dtype
 
 
 @dataclass
 class Failure:
+    """One check that did not verify: an observation at one set of dims, not yet a refusal."""
+
     reason: str
     ran: bool  # the region ran, its grid did not verify
     nonfinite: bool = False

@@ -20,15 +20,15 @@ _PRECISION = {TensorProto.DOUBLE: "double", TensorProto.FLOAT: "single", TensorP
 _ORDER = ["double", "single", "half", "bfloat16"]
 
 
-def precision(ctx, trace, extra_types=()) -> str:
+def precision(ctx, cut, extra_types=()) -> str:
     """The lowest float precision among the region's values (a float16 Cast in the middle of a
     float32 chain makes the whole grid half-precision)."""
     types = set(extra_types)
-    for node in trace.nodes:
+    for node in cut.nodes:
         types.update(ctx.dtype(o) for o in node.outputs if o)
         if node.op_type == "Cast":
             types.add(node.attr("to"))
-    for name in trace.constants:
+    for name in cut.constants:
         types.add(ctx.dtype(name))
     found = [_PRECISION[t] for t in types if t in _PRECISION]
     return max(found, key=_ORDER.index) if found else "single"

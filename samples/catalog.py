@@ -126,7 +126,7 @@ SAMPLES += [
 ]
 SAMPLES += [
     Sample("neg_nonaffine_grid.onnx", NonAffineGrid, {"x": X2, "theta": T2}, "torchscript", 20,
-           "untouched", 0, dynamic=NB, alt_inputs=_alt_batch(), refusal="not affine_grid(theta)",
+           "untouched", 0, dynamic=NB, alt_inputs=_alt_batch(), refusal="not affine in theta",
            notes="negative: AffineGrid -> Tanh -> GridSample; the sampled grid is not affine"),
     Sample("neg_random_grid.onnx", GridInput, {"x": X2, "grid": [2, 16, 12, 2]}, "torchscript",
            17, "untouched", 0, dynamic={"x": {0: "N"}, "grid": {0: "N"}}, refusal=RUNTIME_DATA,

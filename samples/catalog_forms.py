@@ -67,11 +67,11 @@ FORM_SAMPLES = [
                  "the grid in float32 from the same half theta"),
     # -- the silent-wrong traps --
     Sample("neg_abs_theta_ts_opset17.onnx", lambda: ElementwiseOp("abs"), {"x": X2, "theta": T2}, "torchscript", 17,
-           "untouched", 0, dynamic=NB, alt_inputs=_batch({"x": X2, "theta": T2}), refusal="not affine_grid(theta)",
+           "untouched", 0, dynamic=NB, alt_inputs=_batch({"x": X2, "theta": T2}), refusal="not affine in theta",
            notes="negative: kornia-like elementwise grid with theta[:, 0, 0].abs(), the identity near the identity"),
     Sample("neg_clamp_shift_dynamo_opset18.onnx", lambda: ElementwiseOp("clamp"), {"x": X2, "theta": T2}, "dynamo",
            18, "untouched", 0, dynamic=NB, alt_inputs=_batch({"x": X2, "theta": T2}),
-           refusal="not affine_grid(theta)",
+           refusal="not affine in theta",
            notes="negative: the x translation clamped to [-1, 1]: exact for every shift an image shows, not beyond"),
     Sample("size_one_rows_ts_opset20.onnx", SizeOneRows, {"x": X2, "theta": T2}, "torchscript", 20, "fuse", 1,
            align_corners=1, dynamic=NB, alt_inputs=_batch({"x": X2, "theta": T2}), reference="onnxruntime",

@@ -15,6 +15,7 @@ from .attrs import make_attribute, make_attributes
 from .customop import CustomOp
 from .errors import SurgeonError
 from .graph import Node
+from .lowering import sample_by_gathers
 from .plugins import PluginSet
 from .rewrite.context import MatchContext, RewriteContext
 from .rewrite.match import Match, Refusal, refuse
@@ -29,4 +30,5 @@ __all__ = [
     "ValidationReport",
     "Pattern", "Match", "Refusal", "refuse", "MatchContext", "RewriteContext", "Node", "CustomOp", "PluginSet",
     "make_attribute", "make_attributes", "SurgeonError", "Const", "match_template", "TemplateError",
+    "sample_by_gathers",
 ]

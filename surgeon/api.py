@@ -62,7 +62,7 @@ class FuseResult:
 def fuse(model, output: str | os.PathLike | None = None, *, plugins=None, target: str | None = None,
          options: dict | None = None, input_shapes: Mapping[str, Sequence[int]] | None = None,
          validate: bool | ValidateOptions = False, external_data: bool | None = None,
-         functions: bool = False, force: bool = False) -> FuseResult:
+         functions: bool = False, raise_opset: bool = False, force: bool = False) -> FuseResult:
     """Rewrite every match of the plugin set's enabled patterns.
 
     ``target`` asks patterns for another output form (e.g. ``"affine-grid"``); an engine's name
@@ -73,16 +73,18 @@ def fuse(model, output: str | os.PathLike | None = None, *, plugins=None, target
     it anyway. With ``output``, the result is written atomically, weights in ``OUT.data`` when
     ``external_data`` (default: as the input, and past 2 GB). ``functions`` adds model-local
     function bodies for the custom ops (from their plugins), so onnxruntime and
-    ``onnx.reference`` run the result with no library.
+    ``onnx.reference`` run the result with no library; where a body needs a later opset than
+    the model's, ``raise_opset`` converts the model to it (else that is an error).
     """
     return fuse_model(model, output, plugins=plugins, target=target, options=options, input_shapes=input_shapes,
-                      validate=validate, external_data=external_data, functions=functions, force=force)
+                      validate=validate, external_data=external_data, functions=functions, raise_opset=raise_opset,
+                      force=force)
 
 
 def fuse_model(model, output=None, *, plugins=None, target=None, options=None, input_shapes=None,
                validate: bool | ValidateOptions = False, external_data=None, keep_model: bool = True,
-               dry_run: bool = False, functions: bool = False, report_path: str | None = None,
-               html_path: str | None = None, force: bool = False) -> FuseResult:
+               dry_run: bool = False, functions: bool = False, raise_opset: bool = False,
+               report_path: str | None = None, html_path: str | None = None, force: bool = False) -> FuseResult:
     """``fuse`` for the command line: ``keep_model=False`` lets the writer move weights out of
     the returned model instead of copying them; ``dry_run`` marks the report as a preview;
     ``report_path`` gets the JSON report, written with ``output`` (both appear, or neither);
@@ -102,8 +104,10 @@ def fuse_model(model, output=None, *, plugins=None, target=None, options=None, i
     report = Driver(loaded, plugins.enabled(), plugins.domains(), opts).run()
     report.dry_run = dry_run
     report.model = name
+    if raise_opset and not functions:
+        raise SurgeonError("--raise-opset raises the opset for function bodies: give it with --functions")
     if functions:
-        report.notes.extend(attach_functions(loaded.proto, plugins))
+        report.notes.extend(attach_functions(loaded.proto, plugins, raise_opset=raise_opset))
     warnings = list(plugins.warnings) + unrunnable_ops(loaded.proto, plugins)
     validation = None
     if validate and report.rewrites and len(warnings) > len(plugins.warnings):
@@ -122,9 +126,11 @@ def fuse_model(model, output=None, *, plugins=None, target=None, options=None, i
 
                 write_html(html_path, report, validation, inputs=input_files(loaded))
             failures = validation.failures()
+            page = f"; the HTML report is in {html_path}" if html_path else ""
             raise SurgeonError(f"validation failed: {failures[0] if failures else 'nothing compared'}; "
-                               "output not written (--force writes it anyway)")
-    hazards = _engine_hazards(loaded, target, plugins, name, report, refuse=output is not None and not force)
+                               f"output not written (--force writes it anyway){page}")
+    hazards = _engine_hazards(loaded, target, plugins, name, report, refuse=output is not None and not force,
+                              output=os.fspath(output) if output is not None else None, shapes=input_shapes)
     if output is not None:
         texts = {report_path: report.to_json()} if report_path else {}
         if html_path:  # written with the model: both appear, or neither
@@ -169,16 +175,20 @@ def unrunnable_ops(proto: ModelProto, plugins) -> list[str]:
     return lines
 
 
-def _engine_hazards(loaded, target, plugins, name: str, report: Report, refuse: bool) -> list[str]:
+def _engine_hazards(loaded, target, plugins, name: str, report: Report, refuse: bool, output: str | None = None,
+                    shapes=None) -> list[str]:
     """When ``target`` names an engine: what it would do wrong with the result. A hazard refuses
     the write (``refuse``) with the first one and why chains stayed as they were."""
     from .lint import ENGINES, lint
 
     if target not in ENGINES:
         return []
-    lines = lint(loaded, target, plugins=plugins, label=name or None).lines()
+    lines = lint(loaded, target, plugins=plugins, label=name or None, after_fuse=True).lines()
     if lines and refuse:
-        more = f" (and {len(lines) - 1} more; `surgeon fuse ... --dry-run` lists them)" if len(lines) > 1 else ""
+        again = " ".join(["surgeon fuse", name or "IN", output or "OUT", "--target", target,
+                          *(f"--input-shape {k}:{','.join(str(d) for d in v)}" for k, v in (shapes or {}).items()),
+                          "--dry-run"])
+        more = f" (and {len(lines) - 1} more; `{again}` lists them)" if len(lines) > 1 else ""
         why = "".join(f"; not rewritten: {r.node}: {r.reason}" for r in report.refusals[:2])
         raise SurgeonError(f"the {target} output has a hazard, nothing written (--force writes it){why}; "
                            f"{lines[0]}{more}")

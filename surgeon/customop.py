@@ -20,6 +20,10 @@ Every field but the op's name is optional; the engine uses what is there:
   because what a body can express may depend on them (a rank the opset lacks). All nodes of one
   op must get the same body (a function's inputs are fixed). ``fuse(functions=True)`` uses it
   and writes the body's declared attribute defaults on every node that omits them.
+- ``tensorrt_plugin``: ``(name, version, namespace)`` under which the op's TensorRT plugin
+  registers. TensorRT's parser looks a node's plugin up by its op type and its
+  ``plugin_version`` / ``plugin_namespace`` attributes (defaults "1" and ""): ``surgeon lint
+  --target tensorrt`` flags a node whose lookup would miss it.
 - ``draw_inputs``: ``{input index: draw(shape, dtype, rng) -> array}`` for inputs whose values
   random data would not exercise (a transform matrix: uniform noise never flips or rotates it).
   ``validate`` draws a model input with it when that input reaches the op's input unchanged
@@ -44,6 +48,7 @@ class CustomOp:
     to_standard: Callable[..., "str | None"] | None = None
     function: Callable[..., Any] | None = None
     draw_inputs: Mapping[int, Draw] | None = None
+    tensorrt_plugin: tuple[str, str, str] | None = None
 
     @property
     def key(self) -> tuple[str, str]:

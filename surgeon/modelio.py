@@ -198,11 +198,12 @@ def check_graph(model: ModelProto | bytes, label: str = "model") -> None:
         raise SurgeonError(f"{label}: fails the ONNX checker: {first}") from None
 
 
-def skeleton_model(proto: ModelProto, keep_small: int = 0) -> ModelProto:
+def skeleton_model(proto: ModelProto, keep_small: int = 0, value_info: bool = True) -> ModelProto:
     """A copy of the model whose top-level initializers are typed inputs (no data).
 
     Initializers with at most ``keep_small`` elements keep their data, so shape inference can
-    read small shape tensors.
+    read small shape tensors. ``value_info=False`` leaves the model's declarations of its
+    intermediate values out (inference then derives them from the inputs alone).
     """
     skeleton = ModelProto()
     for fieldname in ("ir_version", "producer_name", "producer_version", "domain", "model_version"):
@@ -214,11 +215,13 @@ def skeleton_model(proto: ModelProto, keep_small: int = 0) -> ModelProto:
     g.node.extend(src.node)
     g.input.extend(src.input)
     g.output.extend(src.output)
-    g.value_info.extend(src.value_info)
+    if value_info:
+        g.value_info.extend(src.value_info)
     listed = {i.name for i in src.input}
+    overridable = listed if proto.ir_version >= 4 else set()  # a default a caller may replace: no data
     for init in src.initializer:
         numel = math.prod(init.dims)
-        if numel <= keep_small and init.data_location != TensorProto.EXTERNAL:
+        if numel <= keep_small and init.data_location != TensorProto.EXTERNAL and init.name not in overridable:
             g.initializer.append(init)
         elif init.name not in listed:
             vi = g.input.add()  # built in place: make_tensor_value_info costs 3x more per weight
@@ -237,11 +240,12 @@ def skeleton_model(proto: ModelProto, keep_small: int = 0) -> ModelProto:
 _PROPAGATE_AT_MOST = 4096
 
 
-def infer_skeleton(proto: ModelProto, keep_small: int = 64) -> ModelProto | None:
+def infer_skeleton(proto: ModelProto, keep_small: int = 64, value_info: bool = True) -> ModelProto | None:
     """ONNX shape inference on the weight-free skeleton (None when it fails), with data
     propagation (sizes computed by Shape -> Gather -> Concat chains) unless a 1-D value of
-    the graph is too long for it or it would crash (``propagation_hazard``): then without."""
-    skeleton = skeleton_model(proto, keep_small)
+    the graph is too long for it or it would crash (``propagation_hazard``): then without.
+    ``value_info=False``: from the inputs alone, not believing the model's own declarations."""
+    skeleton = skeleton_model(proto, keep_small, value_info)
     try:
         plain = onnx.shape_inference.infer_shapes(skeleton)
         if _long_vector(plain.graph) or propagation_hazard(skeleton):

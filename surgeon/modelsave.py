@@ -1,15 +1,15 @@
 """Saving models safely: no output may resolve to an input file (hard and symbolic links
 included), checked before anything is written; outputs are written to temp files and renamed
-into place together, and on any error nothing is left behind."""
+into place together (atomicfile.py), and on any error nothing is left behind."""
 
 from __future__ import annotations
 
 import os
-import tempfile
 from typing import Iterable, Mapping
 
 from onnx import TensorProto, numpy_helper
 
+from .atomicfile import Outputs, write_file
 from .datafile import DataFileWriter
 from .errors import SurgeonError
 from .modelio import LoadedModel, files_read, input_files, iter_tensors, model_data_bytes, tensor_to_array
@@ -118,48 +118,26 @@ def save_model(loaded: LoadedModel, out_path: str | os.PathLike, external_data: 
     name = os.path.basename(out_path)
     data_path = os.path.join(os.path.dirname(out_path), name + ".data") if external_data else None
     check_outputs([out_path] + ([data_path] if data_path else []) + list(texts), input_files(loaded))
-    staged: list[tuple[str, str]] = []  # (temp, final), renamed in this order
-    placed: list[str] = []
-    undo, done = [], False
+    undo: list = []
     try:
-        if data_path:
-            fd, tmp = _temp_for(data_path)
-            staged.append((tmp, data_path))
-            try:
-                _externalise(loaded, fd, name + ".data", restore, undo)
-            finally:
-                os.close(fd)
-        else:
-            _internalise(loaded)
-        fd, tmp = _temp_for(out_path)
-        staged.append((tmp, out_path))
-        with os.fdopen(fd, "wb") as f:
-            write_model(loaded.proto, f)  # streamed: no model-sized buffer
-        for path, text in texts.items():
-            fd, tmp = _temp_for(path)
-            staged.append((tmp, path))
-            with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as f:
-                f.write(text)
-        for tmp, final in staged:
-            os.replace(tmp, final)
-            placed.append(final)
-        done = True
+        with Outputs() as out:
+            if data_path:
+                fd = out.new(data_path)
+                try:
+                    _externalise(loaded, fd, name + ".data", restore, undo)
+                finally:
+                    os.close(fd)
+            else:
+                _internalise(loaded)
+            with os.fdopen(out.new(out_path), "wb") as f:
+                write_model(loaded.proto, f)  # streamed: no model-sized buffer
+            for path, text in texts.items():
+                with os.fdopen(out.new(path), "w", encoding="utf-8", errors="backslashreplace") as f:
+                    f.write(text)
     except OSError as exc:
         raise SurgeonError(f"{out_path}: cannot write ({exc.strerror or exc})") from None
     finally:
-        left = [tmp for tmp, _ in staged[len(placed):]]
-        for path in left + ([] if done else placed):  # one failed: the ones placed go too
-            try:
-                os.unlink(path)
-            except OSError:
-                pass
         _restore(undo)
-
-
-def _temp_for(path: str) -> tuple[int, str]:
-    """A new file beside ``path`` (same folder, so the rename is atomic)."""
-    folder = os.path.dirname(os.path.abspath(path))
-    return tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=folder)
 
 
 def _internalise(loaded: LoadedModel) -> None:
@@ -179,18 +157,7 @@ def write_text_atomic(path: str | os.PathLike, text: str, inputs: Iterable[str] 
     the model it reports on)."""
     path = os.fspath(path)
     check_outputs([path], {**dict.fromkeys(inputs, "an input file"), **files_read()})
-    tmp = None
     try:
-        fd, tmp = _temp_for(path)
-        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as f:
-            f.write(text)
-        os.replace(tmp, path)
-        tmp = None
+        write_file(path, lambda f: f.write(text), text=True)
     except OSError as exc:
         raise SurgeonError(f"{path}: cannot write ({exc.strerror or exc})") from None
-    finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass

@@ -7,7 +7,7 @@ never touches stdout. Nested work reads ``outer > inner``. Usage::
 
     for node in progress.track(nodes, "matching"): ...
     with progress.task("validating", total=len(regions)) as t: ...; t.advance()
-    with progress.working("compiling the op library"): subprocess.run(...)
+    with progress.working("loading the models"): ...load...()
 """
 
 from __future__ import annotations

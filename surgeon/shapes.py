@@ -48,20 +48,23 @@ def _walk_graphs(graph: GraphProto) -> Iterable[GraphProto]:
             yield from _walk_graphs(body)
 
 
-def value_infos(graph: GraphProto) -> dict[str, ValueInfoProto]:
-    """Inputs, outputs and value_info of every scope by name; decoded only when asked for."""
+def value_infos(graph: GraphProto, intermediates: bool = True) -> dict[str, ValueInfoProto]:
+    """Inputs, outputs (and value_info, unless ``intermediates=False``) of every scope by name;
+    decoded only when asked for."""
     found: dict[str, ValueInfoProto] = {}
     for g in _walk_graphs(graph):
-        for field in (g.value_info, g.input, g.output):
+        for field in ((g.value_info,) if intermediates else ()) + (g.input, g.output):
             for vi in field:
                 found[vi.name] = vi
     return found
 
 
-def infer_shapes(proto: ModelProto) -> dict[str, ValueInfoProto]:
-    """ONNX shape inference on a weight-free copy (data propagation where it stays cheap);
-    {} when it fails."""
-    inferred = infer_skeleton(proto, keep_small=64)
+def infer_shapes(proto: ModelProto, value_info: bool = False) -> dict[str, ValueInfoProto]:
+    """ONNX shape inference on a weight-free copy (data propagation where it stays cheap), from
+    the inputs alone: a model's value_info for its intermediate values is not believed (a static
+    dim it declares may be one the data does not have) unless ``value_info`` (shapes surgeon
+    declared itself); {} when it fails."""
+    inferred = infer_skeleton(proto, keep_small=64, value_info=value_info)
     return value_infos(inferred.graph) if inferred is not None else {}
 
 
@@ -75,12 +78,18 @@ def is_static(dims) -> bool:
 
 
 class ShapeTable:
-    """Lazily answers (elem_type, dims) for any value; runs inference once, on first need."""
+    """Lazily answers (elem_type, dims) for any value; runs inference once, on first need.
+
+    Graph inputs and outputs are the model's interface: their declarations are believed.
+    Intermediate values get what inference derives from the inputs; where it derives nothing, a
+    declared value_info gives the type, the rank and the names of dynamic dims, but no static
+    dim (nothing confirmed it)."""
 
     def __init__(self, proto: ModelProto):
         self.proto = proto
         self.table: dict[str, ShapeInfo] = {}
-        self._declared = value_infos(proto.graph)
+        self._declared = value_infos(proto.graph, intermediates=False)
+        self._stated = value_infos(proto.graph)  # as loaded, intermediate value_info included
         self._initializers: dict | None = None
         self._inferred: dict[str, ValueInfoProto] | None = None
 
@@ -106,11 +115,16 @@ class ShapeTable:
         inferred = shape_of(self._inferred, name)
         if inferred is not None and (info is None or info[1] is None or _more_known(inferred[1], info[1])):
             self.table[name] = info = inferred
+        if info is None or info[1] is None:
+            stated = shape_of(self._stated, name)
+            if stated is not None and (info is None or stated[1] is not None):
+                dims = None if stated[1] is None else tuple(d if isinstance(d, str) else None for d in stated[1])
+                self.table[name] = info = (stated[0] or (info[0] if info else 0), dims)
         return info
 
     def declared(self, name: str) -> ShapeInfo | None:
         """What the model stated for ``name`` when it was loaded."""
-        return shape_of(self._declared, name)
+        return shape_of(self._stated, name)
 
     def set(self, name: str, elem_type: int, dims) -> None:
         self.table[name] = (elem_type, tuple(dims) if dims is not None else None)

@@ -4,8 +4,9 @@ The rewrite driver does the work (names kept, shapes declared, every written nod
 If/Loop bodies, one cleanup): a pattern anchored on custom nodes asks the plugin set for each.
 A node its plugin cannot express at the opset is an error naming it; a node no plugin gives a
 standard form stays, reported. ``opset`` other than the model's own converts the default
-domain first with ``onnx.version_converter`` (standard nodes included; a node it has no adapter
-for is an error saying so).
+domain first with ``onnx.version_converter`` (standard nodes included); going down, the nodes it
+cannot step down are lowered by hand (``lowering``), and a node the target cannot express (an op
+that starts later, a type it lacks) is an error naming it.
 """
 
 from __future__ import annotations
@@ -115,8 +116,9 @@ def unfuse(model, output: str | os.PathLike | None = None, *, opset: int | None 
         raise SurgeonError("the model imports no default-domain opset; pass --opset")
     notes = []
     if target != have:
-        convert(proto, target)
+        lowered = convert(proto, target)
         notes.append(f"converted the model from opset {have} to {target} (onnx.version_converter)")
+        notes.extend(lowered)
     pattern = _ToStandard(plugins, target)
     report = Driver(loaded, [Plugin(pattern, Origin("-", "-", "given"))]).run()
     failures = [m for m in report.refusals if m.node not in pattern.left]

@@ -10,21 +10,13 @@ of 1 is broadcast over x's batch.  Keywords `backend` ("auto", "numpy", "cpp", "
 `num_threads` (CPU; default $SURGEON_NUM_THREADS, else all CPUs) are optional.
 
 Three implementations: `surgeon_ops.kernels.oracle` (readable numpy, float64-capable), a C++
-CPU kernel and CUDA kernels sharing one header of sampling math (csrc/), built on first use
-by `surgeon_ops.kernels.build` (KernelBuildError when no compiler is found).  The C ABI an
-engine plugin calls is documented in csrc/surgeon_kernels.h.  torch is imported only when
-torch tensors are passed in.
+CPU kernel and CUDA kernels sharing one header of sampling math (csrc/), compiled when the
+package is installed (CMakeLists.txt; LibraryNotInstalled when one is missing, e.g. the CUDA
+library of an install made without nvcc).  The C ABI an engine plugin calls is documented in
+csrc/surgeon_kernels.h.  torch is imported only when torch tensors are passed in.
 """
 
 from .api import affine_grid, fused_grid_sample, grid_sample
+from .installed import LibraryNotInstalled
 
-
-def __getattr__(name):  # KernelBuildError without importing build first (python -m ...build)
-    if name == "KernelBuildError":
-        from .build import KernelBuildError
-
-        return KernelBuildError
-    raise AttributeError(name)
-
-
-__all__ = ["affine_grid", "fused_grid_sample", "grid_sample", "KernelBuildError"]
+__all__ = ["affine_grid", "fused_grid_sample", "grid_sample", "LibraryNotInstalled"]

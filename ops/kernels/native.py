@@ -1,4 +1,5 @@
-"""ctypes bindings of the C ABI in csrc/surgeon_kernels.h, for the CPU and CUDA libraries.
+"""ctypes bindings of the C ABI in csrc/surgeon_kernels.h, for the CPU and CUDA libraries the
+install built (installed.py).
 
 Callers pass raw data pointers (ints) and plain ints; a nonzero return code becomes a
 RuntimeError carrying the library's message.  Each library is loaded once per process.
@@ -8,6 +9,8 @@ from __future__ import annotations
 
 import ctypes
 import threading
+
+from . import installed
 
 _lock = threading.Lock()
 _loaded: dict[str, ctypes.CDLL] = {}
@@ -37,9 +40,8 @@ def _load(kind: str, path) -> ctypes.CDLL:
     lib.surgeon_kernels_error_string.argtypes = [_I]
     lib.surgeon_kernels_abi_version.restype = _I
     if lib.surgeon_kernels_abi_version() != ABI_VERSION:
-        from .build import KernelBuildError
-
-        raise KernelBuildError(f"{path} has ABI version {lib.surgeon_kernels_abi_version()}, expected {ABI_VERSION}")
+        raise installed.LibraryNotInstalled(f"{path} has ABI version {lib.surgeon_kernels_abi_version()}, expected {ABI_VERSION}; "
+                                           f"{installed.HOW_TO_BUILD}")
     if kind == "cpu":
         lib.surgeon_cpu_set_fast_paths.argtypes = [_I]
         lib.surgeon_cpu_set_fast_paths.restype = None
@@ -51,28 +53,22 @@ def _load(kind: str, path) -> ctypes.CDLL:
     return lib
 
 
+def library_file(kind: str):
+    """Path of the installed "cpu" or "cuda" library; LibraryNotInstalled (one line) if absent."""
+    if kind == "cpu":
+        return installed.find(__package__, "surgeon_kernels_cpu")
+    return installed.find(__package__, "surgeon_kernels_cuda", installed.HOW_TO_BUILD_CUDA)
+
+
 def library(kind: str) -> ctypes.CDLL:
-    """The loaded "cpu" or "cuda" library, built first if needed."""
+    """The loaded "cpu" or "cuda" library."""
     lib = _loaded.get(kind)
     if lib is not None:
         return lib  # per call: no lock once loaded
     with _lock:
         if kind not in _loaded:
-            from . import build  # here, not above: `python -m surgeon_ops.kernels.build` runs it fresh
-
-            path = build.build_cpu() if kind == "cpu" else build.build_cuda(_device_archs())
-            _loaded[kind] = _load(kind, path)
+            _loaded[kind] = _load(kind, library_file(kind))
         return _loaded[kind]
-
-
-def _device_archs():
-    # Build for the GPUs this process sees (plus PTX); the default list when none is visible.
-    import torch
-
-    if not torch.cuda.is_available():
-        return None
-    caps = {torch.cuda.get_device_capability(i) for i in range(torch.cuda.device_count())}
-    return [f"sm_{major}{minor}" for major, minor in sorted(caps)]
 
 
 def _check(lib: ctypes.CDLL, kind: str, code: int, what: str) -> None:

@@ -1,14 +1,12 @@
 """The plugins' enqueue: the CUDA launchers of surgeon_kernels.h (the project's one CUDA source,
 ops/kernels/csrc/cuda_kernels.cu) called through ctypes on TensorRT's stream, with TensorRT's
-device pointers. The library is built with nvcc on first use (cached), for the GPUs torch sees
-or $SURGEON_CUDA_ARCHS ("sm_90 sm_100"), else sm_80/sm_90 plus PTX for later ones."""
+device pointers. The library is the one the install built with nvcc (surgeon_ops.kernels)."""
 
 from __future__ import annotations
 
-import os
 import threading
 
-from surgeon_ops.kernels import build, native
+from surgeon_ops.kernels import native
 
 _lock = threading.Lock()
 _library: list = []  # the loaded CUDA library, once
@@ -18,18 +16,8 @@ def library():
     if not _library:
         with _lock:
             if not _library:
-                _library.append(native._load("cuda", build.build_cuda(_archs())))
+                _library.append(native.library("cuda"))
     return _library[0]
-
-
-def _archs():
-    wanted = os.environ.get("SURGEON_CUDA_ARCHS", "").split()
-    if wanted:
-        return wanted
-    try:
-        return native._device_archs()
-    except ImportError:  # no torch in this process: the default list
-        return None
 
 
 def _sizes(values):

@@ -6,7 +6,7 @@ from .. import api
 from . import cli, warn
 from .feeds import feed_options, gather_feeds, say_notes
 from .options import (html_option, parse_shapes, plugin_options, plugin_set, quiet_option, report_option,
-                      shape_options, write_report)
+                      say_html, shape_options, write_report)
 
 
 @cli.command()
@@ -19,6 +19,9 @@ from .options import (html_option, parse_shapes, plugin_options, plugin_set, qui
 @click.option("--functions", is_flag=True,
               help="Add model-local function bodies for the custom ops: onnxruntime and onnx.reference "
                    "then run OUT with no op library; engines with a plugin still see one node.")
+@click.option("--raise-opset", is_flag=True,
+              help="With --functions: where a body needs a later opset than IN's (16 for GridSample, 20 for "
+                   "volumes), convert the model to that opset first (without it, that is an error).")
 @report_option
 @html_option
 @quiet_option
@@ -33,7 +36,8 @@ from .options import (html_option, parse_shapes, plugin_options, plugin_set, qui
 @click.option("--rtol", type=float, default=None, help="With --validate: relative tolerance.")
 @click.option("--max-mismatch", type=float, default=0.0, metavar="FRACTION",
               help="With --validate: fraction of elements allowed outside tolerance that rounding does not explain.")
-def fuse(input_path, output_path, only, skip, plugins, prefer, input_shapes, target, dry_run, functions, report_path,
+def fuse(input_path, output_path, only, skip, plugins, prefer, input_shapes, target, dry_run, functions, raise_opset,
+         report_path,
          html_path, external_data, validate, input_specs, inputs_npz, seed, max_memory, force, atol, rtol, max_mismatch):
     """Rewrite every matched chain of IN and write OUT.
 
@@ -53,7 +57,7 @@ def fuse(input_path, output_path, only, skip, plugins, prefer, input_shapes, tar
     chosen = plugin_set(plugins, only, skip, prefer)
     result = api.fuse_model(input_path, None if dry_run else output_path, plugins=chosen, target=target,
                             input_shapes=shapes, validate=check, external_data=external_data,
-                            keep_model=False, dry_run=dry_run, functions=functions,
+                            keep_model=False, dry_run=dry_run, functions=functions, raise_opset=raise_opset,
                             report_path=report_path if with_model else None, html_path=html_path, force=force)
     say_notes(notes)
     for line in result.warnings[len(chosen.warnings):]:  # (plugin-loading warnings were given already)
@@ -71,3 +75,4 @@ def fuse(input_path, output_path, only, skip, plugins, prefer, input_shapes, tar
         write_report(report_path, result.report.to_json())
     if not dry_run and not to_stdout:
         click.echo(f"wrote {output_path}")
+    say_html(html_path, report_path)

@@ -5,7 +5,7 @@ import click
 from .. import api
 from . import cli
 from .options import (html_option, parse_shapes, plugin_options, plugin_set, quiet_option, report_option,
-                      shape_options, write_report)
+                      say_html, shape_options, write_report)
 
 
 @cli.command()
@@ -34,3 +34,4 @@ def inspect(input_path, only, skip, plugins, prefer, input_shapes, target, repor
         from ..visual import write as write_html
 
         write_html(html_path, report, inputs=[input_path])
+        say_html(html_path, report_path)

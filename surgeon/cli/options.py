@@ -38,6 +38,12 @@ def report_option(f):
                         help="Write the report as JSON to FILE ('-': standard output).")(f)
 
 
+def say_html(path: str | None, report_path: str | None = None) -> None:
+    """Where the page went: on stdout after the summary, on stderr when stdout holds the JSON."""
+    if path:
+        click.echo(f"wrote {path} (HTML report)", err=report_path == "-")
+
+
 def html_option(f):
     return click.option("--html", "html_path", metavar="FILE",
                         help="Write a self-contained HTML report to FILE: every rewrite drawn before and after, "

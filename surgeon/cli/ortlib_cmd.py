@@ -9,13 +9,14 @@ from .options import plugin_options, plugin_set, quiet_option
 
 @cli.command("ort-lib")
 @click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True,
-              help="The library's execution provider (cuda: compiled with nvcc; includes the CPU kernels).")
+              help="The library's execution provider (cuda: built when nvcc was there at install; includes the "
+                   "CPU kernels).")
 @quiet_option
 @plugin_options(selection=False)
 def ort_lib(device, plugins, prefer):
     """Print the path of the onnxruntime custom-op library of each installed plugin that brings
-    one (building it first if needed), for SessionOptions.register_custom_ops_library in your
-    own program or tool.
+    one (as installed), for SessionOptions.register_custom_ops_library in your own program or
+    tool.
 
     \b
     Example:

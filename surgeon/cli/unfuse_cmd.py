@@ -12,14 +12,16 @@ from .options import plugin_options, plugin_set, quiet_option, report_option, wr
 @click.argument("output_path", metavar="OUT", type=click.Path(dir_okay=True))
 @click.option("--opset", type=click.IntRange(min=1), default=None, metavar="N",
               help="Default-domain opset to write (default: IN's own; another converts IN with "
-                   "onnx.version_converter first).")
+                   "onnx.version_converter first, lowering by hand what it cannot step down).")
 @quiet_option
 @plugin_options(selection=False)
 @report_option
 def unfuse(input_path, output_path, opset, plugins, prefer, report_path):
     """Write every custom node of IN back as standard ONNX, for runtimes with no plugin.
 
-    Each node becomes the standard form its plugin gives for the opset. A node the opset
+    Each node becomes the standard form its plugin gives for the opset. With --opset, the
+    standard nodes are converted too (those onnx's converter cannot step down, such as Pad's
+    axes or GridSample-20's mode names and volumes, are lowered by hand). A node the opset
     cannot express is an error naming it; a node no plugin gives a standard form stays (a
     warning). The custom domain's import goes when none of its nodes is left.
 

@@ -5,7 +5,8 @@ import click
 from ..errors import SurgeonError
 from . import cli
 from .feeds import feed_options, gather_feeds, say_notes
-from .options import html_option, parse_shapes, plugin_options, plugin_set, quiet_option, report_option, write_report
+from .options import (html_option, parse_shapes, plugin_options, plugin_set, quiet_option, report_option, say_html,
+                      write_report)
 from .run_cmd import device_option, engine_option, random_shape_option
 
 
@@ -62,6 +63,7 @@ def validate(original_path, rewritten_path, input_specs, inputs_npz, input_shape
         from ..visual import write as write_html
 
         write_html(html_path, validation=report, inputs=[original_path, rewritten_path])
+        say_html(html_path, report_path)
     if not report.passed:
         failures = report.failures()
         first = failures[0] if failures else "no output was compared"

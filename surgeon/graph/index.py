@@ -38,9 +38,13 @@ class GraphIndex:
     ``nodes`` is in topological order; ``position`` numbers it (``renumber`` after changes).
     """
 
-    def __init__(self, graph: GraphProto, parent: "GraphIndex | None" = None):
+    def __init__(self, graph: GraphProto, parent: "GraphIndex | None" = None, ir_version: int | None = None):
+        """``ir_version``: the model's; from IR 4 an initializer listed among the inputs is a
+        default the caller may override (onnxruntime's overridable initializers), before it a
+        constant that old IRs had to list there."""
         self.graph = graph
         self.parent = parent
+        self.ir_version = ir_version if ir_version is not None else (parent.ir_version if parent else 4)
         self.nodes: list[Node] = []
         self._gone: set[int] = set()
         self.producer: dict[str, Node] = {}
@@ -111,14 +115,23 @@ class GraphIndex:
         return self.producer.get(value)
 
     def find_initializer(self, value: str) -> TensorProto | None:
+        """The initializer holding ``value``; None where it is computed, an outer value, or a graph
+        input too: from IR 4 an initializer that is also an input is a default a caller may
+        override at run time (``keep_initializers_as_inputs``), so it is no constant."""
         scope: GraphIndex | None = self
         while scope is not None:
+            if value in scope.producer or (value in scope.input_names and scope.ir_version >= 4):
+                return None  # computed, or fed, in this scope
             if value in scope.initializers:
                 return scope.initializers[value]
-            if value in scope.producer or value in scope.input_names:
-                return None  # shadowed by a computed value in this scope
+            if value in scope.input_names:
+                return None
             scope = scope.parent
         return None
+
+    def is_overridable(self, value: str) -> bool:
+        """An initializer that is also an input, in a model whose IR lets the caller override it."""
+        return self.ir_version >= 4 and value in self.input_names and value in self.initializers
 
     def is_defined(self, value: str) -> bool:
         """Whether ``value`` exists here or in an enclosing scope (input, initializer, output of a node)."""

@@ -32,9 +32,10 @@ def _fix(ctx, site) -> str:
     m = ctx.model
     offline = []
     if op is not None and op.function is not None:
-        offline.append(f"`surgeon fuse {m} OUT --functions` (bodies onnxruntime inlines)")
+        offline.append(f"`surgeon fuse {m} {ctx.path('functions')} --functions --raise-opset` (bodies "
+                       "onnxruntime inlines)")
     if op is not None and op.to_standard is not None:
-        offline.append(f"`surgeon unfuse {m} OUT` (standard ONNX)")
+        offline.append(f"`surgeon unfuse {m} {ctx.path('std')}` (standard ONNX)")
     if op is not None and op.ort_library is not None:
         first = ("register surgeon's op library (`surgeon ort-lib` prints its path; "
                  f"`surgeon lint {m} --target onnxruntime --ort-library surgeon` checks with it)")

@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 from onnx import ModelProto, TensorProto, helper, numpy_helper
 
+from ..errors import unregistered_op
+
 _RUN_AT_MOST = 1 << 20  # elements per input: larger static inputs are only loaded, not run
 _FLOATS = {TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.FLOAT16}
 
@@ -87,6 +89,9 @@ class Probe:
 
 def _reason(exc: Exception) -> str:
     """onnxruntime's message without its source locations and C++ signatures."""
+    missing = unregistered_op(exc)
+    if missing:
+        return f"none of them implements {missing[0]}::{missing[1]}"
     text = " ".join(str(exc).split())
     for marker in ("Status Message: ", "Exception during initialization: ", "FAIL : ", "NOT_IMPLEMENTED : "):
         text = text.rsplit(marker, 1)[-1]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from .. import graphsurgeon
-from ..errors import SurgeonError
+from ..errors import SurgeonError, ort_message
 from ..modelio import load_model_proto
 from . import ort_domains, ort_ops, trt_ops, trt_plugins, trt_sampling
 from .context import LintContext
@@ -16,20 +16,22 @@ RULES = {"tensorrt": (trt_sampling, trt_ops, trt_plugins), "onnxruntime": (ort_o
 ENGINES = tuple(RULES)
 
 
-def lint(model, target: str, *, plugins=None, ort_libraries=(), label: str | None = None) -> LintReport:
+def lint(model, target: str, *, plugins=None, ort_libraries=(), label: str | None = None,
+         after_fuse: bool = False) -> LintReport:
     """What ``target`` ("tensorrt" or "onnxruntime") will do with ``model`` (a path, ModelProto,
     LoadedModel or graphsurgeon Graph), one hazard per node and rule.
 
     ``plugins`` (None: the installed ones) tells what surgeon can provide for custom ops;
     ``ort_libraries`` are onnxruntime op libraries the deployment registers (paths, or
     "surgeon" for the plugin set's own), with which custom nodes are checked. ``label`` is the
-    path the fix commands name (default: the model's path)."""
+    path the fix commands name (default: the model's path); ``after_fuse``: the model is what
+    ``fuse --target`` wrote from ``label`` (no fix suggests running fuse again)."""
     if target not in RULES:
         raise SurgeonError(f"unknown lint target {target!r} (known: {', '.join(ENGINES)})")
     path = os.fspath(model) if isinstance(model, (str, os.PathLike)) else ""
     loaded = load_model_proto(graphsurgeon.as_model(model))
     view = ModelView(loaded.proto)
-    ctx = LintContext(model=label or path or "MODEL", plugins=plugins)
+    ctx = LintContext(model=label or path or "MODEL", plugins=plugins, after_fuse=after_fuse)
     ctx.ort_libraries = _libraries(view, ctx, ort_libraries)
     report = LintReport(target, model=path)
     for rules in RULES[target]:
@@ -40,12 +42,13 @@ def lint(model, target: str, *, plugins=None, ort_libraries=(), label: str | Non
 
 def _libraries(view, ctx, given) -> tuple:
     """Paths of the op libraries to check with; "surgeon" is the plugin set's library for each
-    custom op of the model that has one (built on first use)."""
+    custom op of the model that has one (as installed)."""
     paths = []
     for item in given:
         if item != "surgeon":
             if not os.path.isfile(item):
                 raise SurgeonError(f"--ort-library {item}: no such file")
+            _loads(item)
             paths.append(os.path.abspath(item))
             continue
         keys = {(s.node.domain, s.node.op_type) for s in view.sites if s.domain}
@@ -58,3 +61,14 @@ def _libraries(view, ctx, given) -> tuple:
                     raise SurgeonError(f"--ort-library surgeon: cannot have the op library for {key[0]}::{key[1]}: "
                                        f"{str(exc).strip().splitlines()[0] if str(exc).strip() else exc}") from None
     return tuple(dict.fromkeys(paths))
+
+
+def _loads(path: str) -> None:
+    """onnxruntime takes ``path`` as a custom-op library (it has RegisterCustomOps and it succeeds)."""
+    import onnxruntime as ort
+
+    try:
+        ort.SessionOptions().register_custom_ops_library(os.path.abspath(path))
+    except Exception as exc:
+        raise SurgeonError(f"--ort-library {path}: onnxruntime cannot load it as an op library "
+                           f"({ort_message(exc)})") from None

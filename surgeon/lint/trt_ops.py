@@ -10,8 +10,10 @@ from .trt_facts import IMPORTERS, REFUSED, SOURCE
 
 
 def check(view, ctx):
-    fuse = (f"`surgeon fuse {ctx.model} {ctx.out} --target tensorrt` if an installed pattern covers it "
-            f"(`surgeon inspect {ctx.model} --target tensorrt` says), else a plugin for it")
+    command = ctx.tensorrt_command(view)
+    fuse = (f"`{command}` if an installed pattern covers it (`surgeon inspect {ctx.model} --target tensorrt` "
+            "says), else a plugin for it" if command else "a plugin for it (fuse left it as it was: its report says "
+            "why)")
     for site in view.sites:
         op = site.node.op_type
         if not site.domain:
@@ -28,6 +30,6 @@ def check(view, ctx):
                        "finds a plugin only until it gains an importer for the standard op")
             yield Hazard("trt-shadowed-op-type", site.name, op, site.domain,
                          f"TensorRT ignores the domain: {op} is a standard op's name, so the parser {verdict}",
-                         "give the op (and its plugin) a name no standard op has; "
-                         f"`surgeon fuse {ctx.model} {ctx.out} --target tensorrt` writes surgeon's ops that way",
+                         "give the op (and its plugin) a name no standard op has"
+                         + (f"; `{command}` writes surgeon's ops that way" if command else ""),
                          site.graph)

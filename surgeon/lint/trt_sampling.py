@@ -25,7 +25,9 @@ def _rank(view, node) -> int | None:
 
 
 def check(view, ctx):
-    fuse = f"`surgeon fuse {ctx.model} {ctx.out} --target tensorrt` moves a sampler an installed pattern covers into a plugin"
+    command = ctx.tensorrt_command(view)
+    fuse = (f"`{command}` moves a sampler an installed pattern covers into a plugin" if command
+            else "fuse left this sampler standard (its report says why)")
     for site in view.sites:
         node = site.node
         if site.domain or node.op_type != "GridSample":
@@ -36,8 +38,18 @@ def check(view, ctx):
             yield Hazard("trt-mode-name", site.name, node.op_type, "",
                          f"TensorRT's parser knows only the opset-16 names bilinear/nearest/bicubic and samples "
                          f"mode '{mode}' as nearest, silently ({GRID_SAMPLE_ISSUE})",
-                         f"{fuse}; or export at opset 16-19, where the mode is named '{old}'", site.graph)
+                         f"{fuse}; or {_older(view, ctx)}, where the mode is named '{old}'", site.graph)
         if _rank(view, node) == 5:
             yield Hazard("trt-grid-sample-5d", site.name, node.op_type, "",
                          "TensorRT's grid-sample layer is 4-D only: building the engine fails on this 5-D sampler",
                          f"{fuse} (the plugin samples volumes too)", site.graph)
+
+
+def _older(view, ctx) -> str:
+    """Opset 19 for the whole model: a command when the model holds no custom node (unfuse would
+    write those back too) and every node converts (checked on a copy), else re-export."""
+    if ctx.after_fuse or any(s.domain for s in view.sites) or ctx.model == "MODEL":
+        return "export at opset 16-19"
+    if ctx.converts_to(view, 19):
+        return f"`surgeon unfuse {ctx.model} {ctx.path('opset19')} --opset 19` converts the model to opset 19"
+    return "export at opset 16-19"

@@ -46,6 +46,11 @@ class MatchContext:
     def is_graph_input(self, value: str) -> bool:
         return value in self._index.input_names
 
+    def is_overridable(self, value: str) -> bool:
+        """True for an initializer that is also a graph input: a default the caller may replace
+        at run time, so neither a constant nor an initializer to ``constant``/``is_initializer``."""
+        return bool(value) and self._index.is_overridable(value)
+
     def is_initializer(self, value: str) -> bool:
         """True when ``value`` is an initializer of this graph or an enclosing one; reads no data
         (so a walk can step over weights without loading them)."""

@@ -197,7 +197,7 @@ class Driver:
     # -- one graph ---------------------------------------------------------------------------
 
     def _rewrite_graph(self, graph: GraphProto, parent: GraphIndex | None, scope: str) -> bool:
-        index = GraphIndex(graph, parent)
+        index = GraphIndex(graph, parent, self.loaded.proto.ir_version if parent is None else None)
         if parent is None:
             self.session.names.root = index
         changed = False
@@ -466,6 +466,8 @@ class Driver:
                 continue
             node = index.find_producer(value)
             if node is None:
+                if value in index.input_names:
+                    continue  # a graph input's default (an overridable initializer) stays with its input
                 tensor = index.initializers.pop(value, None)
                 if tensor is not None:
                     self.report.constant_bytes_removed += tensor_nbytes(tensor)

@@ -51,7 +51,7 @@ def repair_shapes(proto: ModelProto, declared: dict[str, tuple], rewritten: set[
     for name in affected & set(outputs):
         old_types[name] = outputs[name].type.__deepcopy__()
         outputs[name].type.tensor_type.ClearField("shape")
-    inferred = infer_shapes(proto)
+    inferred = infer_shapes(proto, value_info=True)  # what remains declared: surgeon's own, or static
     for name, old in old_types.items():
         outputs[name].type.CopyFrom(old)
     for name in sorted(affected):

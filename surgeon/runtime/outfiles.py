@@ -1,15 +1,15 @@
 """Writing outputs as ``DIR/<name>.npy``: names made safe for file systems, files written to a
-temp file and renamed, so a reader never sees half an array."""
+temp file and renamed (atomicfile.py), so a reader never sees half an array."""
 
 from __future__ import annotations
 
 import hashlib
 import os
 import re
-import tempfile
 
 import numpy as np
 
+from ..atomicfile import write_file
 from ..errors import SurgeonError
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
@@ -42,22 +42,10 @@ def output_paths(folder: str, names: list[str]) -> dict[str, str]:
 
 
 def save_array_atomic(path: str, value: np.ndarray) -> None:
-    folder = os.path.dirname(os.path.abspath(path))
-    tmp = None
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=folder)
-        with os.fdopen(fd, "wb") as f:
-            np.save(f, value, allow_pickle=False)
-        os.replace(tmp, path)
-        tmp = None
+        write_file(path, lambda f: np.save(f, value, allow_pickle=False))
     except OSError as exc:
         raise SurgeonError(f"{path}: cannot write ({exc.strerror or exc})") from None
-    finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
 
 
 def write_outputs(folder: str, values: dict[str, np.ndarray]) -> dict[str, str]:

@@ -15,11 +15,13 @@ def sessions_created() -> int:
 
 
 def build_session(model: ModelProto, providers: list[str], external_dir: str | None, label: str,
-                  libraries: tuple[str, ...] = (), optimize: bool = True):
+                  libraries: tuple[str, ...] = (), path: str | None = None, optimize: bool = True):
     """One InferenceSession; ``external_dir`` is where external-data tensors are found;
-    ``libraries`` are custom-op libraries to register. ``optimize=False`` runs the graph as
-    written (no graph optimisation: onnxruntime would otherwise fuse an erf GELU or a LayerNorm
-    decomposition into the very op a rewrite writes, and the reference would be rewritten too)."""
+    ``libraries`` are custom-op libraries to register; ``path`` the model's file, which the
+    advice for an op onnxruntime has no kernel for names in its commands. ``optimize=False``
+    runs the graph as written (no graph optimisation: onnxruntime would otherwise fuse an erf
+    GELU or a LayerNorm decomposition into the very op a rewrite writes, and the reference
+    would be rewritten too)."""
     import onnxruntime as ort
 
     global _total
@@ -39,7 +41,7 @@ def build_session(model: ModelProto, providers: list[str], external_dir: str | N
             options.register_custom_ops_library(library)
         session = ort.InferenceSession(model.SerializeToString(), options, providers=providers)
     except Exception as exc:
-        raise SurgeonError(f"onnxruntime cannot load {label}: {ort_message(exc)}") from None
+        raise SurgeonError(f"onnxruntime cannot load {label}: {ort_message(exc, path)}") from None
     _total += 1
     return session
 

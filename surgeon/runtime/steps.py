@@ -68,7 +68,7 @@ class OrtStep:
         model.ir_version = self.ctx.ir_version
         del graph.input[:]
         session = build_session(model, self.ctx.providers, self.ctx.external_dir, self.label, self.ctx.libraries,
-                                self.ctx.optimize)
+                                path=getattr(self.ctx.loaded, "path", None), optimize=self.ctx.optimize)
         self.ctx.sessions += 1
         self._session_obj, self._key = session, key
         self.graph = None  # the session has its own copy of the weights

@@ -25,7 +25,7 @@ sys.path.insert(0, ROOT)
 
 from samples import check  # noqa: E402
 from samples.catalog import BY_FILE, make_inputs  # noqa: E402
-from surgeon_patterns.thetas import draw_theta  # noqa: E402
+from surgeon_ops.draws import draw_theta  # noqa: E402
 
 MANIFEST = json.load(open(os.path.join(MODELS, "manifest.json")))
 FUSED_SAMPLES = sorted(f for f, e in MANIFEST.items() if e["expected"] == "fuse")

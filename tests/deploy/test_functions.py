@@ -2,6 +2,7 @@
 function bodies, run with no op library in onnxruntime and in onnx.reference against the
 original models; every mode and the traps FACTS.md measured; surgeon's own runtime."""
 
+import numpy as np
 import onnx
 import pytest
 from click.testing import CliRunner
@@ -56,9 +57,17 @@ def test_sample_functions_equal_original(name, fixed):
     if error:
         with pytest.raises(surgeon.SurgeonError, match=error) as info:
             fused(name, fixed=fixed, functions=True)
+        needed = 20 if MANIFEST[name]["dims"] == 3 else 16
         assert "\n" not in str(info.value) and "no function body at opset" in str(info.value)
-        return
-    model = fused(name, fixed=fixed, functions=True)
+        assert str(info.value).endswith(f"--raise-opset (raise_opset=True) converts the model to opset {needed} first")
+        shapes = {k: v for k, v in MANIFEST[name]["inputs"].items() if v} if fixed else None
+        result = surgeon.fuse(f"{MODELS}/{name}", input_shapes=shapes, functions=True, raise_opset=True)
+        model = result.model
+        assert opset_of(model) == needed
+        assert f"functions: raised the model from opset {MANIFEST[name]['opset']} to {needed}" in \
+            " ".join(result.report.notes)
+    else:
+        model = fused(name, fixed=fixed, functions=True)
     check_functions(model, fused(name, fixed=fixed))
     for feeds in feed_sets(name, fixed):
         want = original_outputs(name, feeds)
@@ -201,4 +210,50 @@ def test_command(tmp_path):
     failed = CliRunner().invoke(cli, ["fuse", f"{MODELS}/affine_dynamo_opset18_3d.onnx", str(tmp_path / "no.onnx"),
                                       "--functions"])
     assert failed.exit_code == 1 and "3-D sampling needs opset 20" in failed.output
+    assert "--raise-opset (raise_opset=True) converts the model to opset 20 first" in failed.output
     assert not (tmp_path / "no.onnx").exists()
+    raised = CliRunner().invoke(cli, ["fuse", f"{MODELS}/affine_dynamo_opset18_3d.onnx", str(out), "--functions",
+                                      "--raise-opset", "--validate"])
+    assert raised.exit_code == 0, raised.output
+    assert "note: functions: raised the model from opset 18 to 20" in raised.output
+    feeds = feeds_for("affine_dynamo_opset18_3d.onnx")
+    assert_close(ort_run(onnx.load(out), feeds), original_outputs("affine_dynamo_opset18_3d.onnx", feeds), "raised")
+    alone = CliRunner().invoke(cli, ["fuse", f"{MODELS}/affine_dynamo_opset18_3d.onnx", str(tmp_path / "no.onnx"),
+                                     "--raise-opset"])
+    assert alone.exit_code == 1 and "give it with --functions" in alone.output
+
+
+HALF_TOL = dict(rtol=2e-3, atol=2e-3)  # the output rounded to float16 once; the grid is computed in float32
+
+
+@pytest.mark.parametrize("op", ["FusedGridSample", "AffineGrid"])
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+@pytest.mark.parametrize("opset,k", [(16, 2), (18, 2), (20, 2), (20, 3)])
+@pytest.mark.parametrize("batch", [1, 2])
+def test_float16_bodies_run_in_onnxruntime(op, dynamic, opset, k, batch):
+    """onnxruntime has no float16 AffineGrid: its fallback (ONNX's own body) failed on float16
+    models at opset 20 ("axis 1 is not in valid range" with one batch item, "Input to 'Range' op
+    should be scalars"). The body computes in float32 and casts back."""
+    x_shape, theta_shape = ([batch, 3, 9, 7], [batch, 2, 3]) if k == 2 else ([batch, 2, 5, 4, 6], [batch, 3, 4])
+    spatial = [6, 11] if k == 2 else [3, 4, 7]
+    size = [batch, x_shape[1], *spatial]
+    model = with_functions(custom_model(op, x_shape=x_shape, theta_shape=theta_shape, output_size=spatial,
+                                        dynamic=dynamic, opset=opset, elem=onnx.TensorProto.FLOAT16, mode="bilinear"))
+    onnx.checker.check_model(model, full_check=True)
+    feeds = custom_feeds(op, x_shape=x_shape, theta_shape=theta_shape, size=size, dynamic=dynamic, dtype=np.float16)
+    (got,) = ort_run(model, feeds)
+    assert got.dtype == np.float16
+    assert_close([got.astype(np.float32)], [torch_custom(op, feeds, size, 0)], f"{op} float16", HALF_TOL)
+
+
+@pytest.mark.parametrize("opset", [16, 18, 20])
+def test_float16_unfused_runs_in_onnxruntime(opset):
+    """unfuse writes the same float32 computation: a float16 AffineGrid fails in onnxruntime."""
+    for op in ("FusedGridSample", "AffineGrid"):
+        model = custom_model(op, x_shape=[1, 3, 9, 7], theta_shape=[1, 2, 3], output_size=[6, 11], opset=opset,
+                             elem=onnx.TensorProto.FLOAT16)
+        feeds = custom_feeds(op, x_shape=[1, 3, 9, 7], theta_shape=[1, 2, 3], size=None, dynamic=False,
+                             dtype=np.float16)
+        (got,) = ort_run(surgeon.unfuse(model).model, feeds)
+        assert got.dtype == np.float16
+        assert_close([got.astype(np.float32)], [torch_custom(op, feeds, [1, 3, 6, 11], 0)], op, HALF_TOL)

@@ -17,10 +17,11 @@ import numpy as np
 import pytest
 
 import surgeon_ops.kernels as K
-from surgeon_ops.kernels import build, native
+from surgeon_ops.kernels import native
 from surgeon_ops.kernels._args import MODE_NAMES, PADDING_NAMES
 from surgeon_ops.kernels._frames import DTYPE_CODES
 
+from .. import toolchain
 from .cases import COMBOS, cases, cpu_shared
 
 SHIM = Path(__file__).parent / "cuda_on_host"
@@ -31,9 +32,9 @@ MAX_GRID_Y = 65535
 @pytest.fixture(scope="module")
 def on_host_library(tmp_path_factory):
     path = tmp_path_factory.mktemp("cuda_on_host") / "libsurgeon_cuda_on_host.so"
-    cmd = [build.find_cxx(), "-x", "c++", *build.CXX_FLAGS, *build.extra_cxx_flags(), "-O2", "-shared",
-           "-DSURGEON_CUDA_ON_HOST", "-I", str(SHIM), "-I", str(build.CSRC), "-o", str(path),
-           str(build.CSRC / "cuda_kernels.cu")]
+    cmd = [toolchain.find_cxx(), "-x", "c++", *toolchain.CXX_FLAGS, "-O2", "-shared",
+           "-DSURGEON_CUDA_ON_HOST", "-I", str(SHIM), "-I", str(toolchain.CSRC), "-o", str(path),
+           str(toolchain.CSRC / "cuda_kernels.cu")]
     done = subprocess.run(cmd, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-3000:]
     lib = native._load("cuda", path)

@@ -6,7 +6,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from surgeon_ops.kernels import build
+from .. import toolchain
 
 PROGRAM = r"""
 #include <cstdio>
@@ -31,13 +31,13 @@ int main() {
 
 def test_software_half_conversions_match_numpy(tmp_path):
     try:
-        cxx = build.find_cxx()
-    except build.KernelBuildError as exc:
+        cxx = toolchain.find_cxx()
+    except toolchain.ToolMissing as exc:
         pytest.skip(str(exc))
     src, exe = tmp_path / "half.cpp", tmp_path / "half"
     src.write_text(PROGRAM)
-    no_f16c = ["-mno-f16c"] if build.X86 else []  # elsewhere there is none to turn off
-    subprocess.run([cxx, "-O1", "-std=c++17", *no_f16c, "-I", str(build.CSRC), "-o", str(exe), str(src)], check=True)
+    no_f16c = ["-mno-f16c"] if toolchain.X86 else []  # elsewhere there is none to turn off
+    subprocess.run([cxx, "-O1", "-std=c++17", *no_f16c, "-I", str(toolchain.CSRC), "-o", str(exe), str(src)], check=True)
     out = subprocess.run([str(exe)], capture_output=True, check=True).stdout
     from_half = np.frombuffer(out[:65536 * 4], np.float32)
     np.testing.assert_array_equal(from_half, np.arange(65536, dtype=np.uint16).view(np.float16).astype(np.float32))

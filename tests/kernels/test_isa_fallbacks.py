@@ -1,5 +1,5 @@
-"""The CPU library's instruction-set levels.  One build holds every level and picks the widest
-the CPU has at run time; $SURGEON_CPU_LEVEL makes a process run a narrower one, so the AVX2 and
+"""The CPU library's instruction-set levels.  The installed library holds every level and picks
+the widest the CPU has at run time; $SURGEON_CPU_LEVEL makes a process run a narrower one, so the AVX2 and
 baseline code, which a wide machine would never run, passes the accuracy suites here too (they
 assert the same bits as the shared per-location path, and against torch)."""
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from surgeon_ops.kernels import build, native
+from surgeon_ops.kernels import native
 
 ROOT = Path(__file__).resolve().parents[2]
 SUITES = ["tests/kernels/test_cpu_paths.py", "tests/kernels/test_vs_torch.py", "tests/kernels/test_precision.py"]
@@ -33,7 +33,6 @@ def level_in_child(wanted: str | None) -> str:
 
 @pytest.fixture(scope="module")
 def widest() -> str:
-    native.library("cpu")  # built once, here, for every child below
     return level_in_child(None)
 
 
@@ -63,15 +62,36 @@ def test_narrower_levels_pass_the_accuracy_suites(level, widest):
     assert " passed" in run.stdout
 
 
+def disassembly() -> str:
+    objdump = shutil.which("objdump")
+    if objdump is None:
+        pytest.fail("objdump (binutils) is needed to check the library's code")
+    return subprocess.run([objdump, "-d", "-C", "--no-show-raw-insn", str(native.library_file("cpu"))],
+                          capture_output=True, text=True, check=True).stdout
+
+
+def test_the_library_holds_every_levels_kernels():
+    """Each level's fast paths are in the one installed library (the build compiled each), and
+    the AVX-512 level's code does use 512-bit registers, AVX2's 256-bit ones."""
+    text, name, seen = disassembly(), None, {}
+    for line in text.splitlines():
+        if line.endswith(">:"):
+            name = line.split("<", 1)[1][:-2]
+            continue
+        for level in ("x86_64_v4", "x86_64_v3", "x86_64"):
+            if name and f"sk::{level}::cpu::" in name:
+                regs = seen.setdefault(level, set())
+                regs.update(r for r in ("%zmm", "%ymm") if r in line)
+                break
+    assert set(seen) == {"x86_64", "x86_64_v3", "x86_64_v4"}, sorted(seen)
+    assert seen["x86_64_v4"] >= {"%zmm"} and "%ymm" in seen["x86_64_v3"] and not seen["x86_64"]
+
+
 def test_code_outside_the_wide_levels_has_no_wide_registers():
     """Everything a baseline CPU may run (the ABI, the pool, the baseline level, and the one copy
     the linker keeps of each standard-library template) uses no ymm / zmm register: only code in
     the x86-64-v3 / -v4 namespaces (or instantiated for their types) may."""
-    objdump = shutil.which("objdump")
-    if objdump is None:
-        pytest.fail("objdump (binutils) is needed to check the library's code")
-    text = subprocess.run([objdump, "-d", "-C", "--no-show-raw-insn", str(build.build_cpu())], capture_output=True,
-                          text=True, check=True).stdout
+    text = disassembly()
     offenders, name, wide = [], None, False
     for line in text.splitlines():
         if line.endswith(">:"):  # "0000000000001234 <function name>:"

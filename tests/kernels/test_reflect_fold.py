@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from surgeon_ops.kernels import build
+from .. import toolchain
 
 PROGRAM = r"""
 #include <cstdio>
@@ -68,13 +68,13 @@ int main() {
 @pytest.mark.parametrize("flags", [[], ["-mfma"]], ids=["baseline", "fma"])
 def test_fold_gives_fmodfs_bits(tmp_path, flags):
     try:
-        cxx = build.find_cxx()
-    except build.KernelBuildError as exc:
+        cxx = toolchain.find_cxx()
+    except toolchain.ToolMissing as exc:
         pytest.skip(str(exc))
-    flags = flags if build.X86 else []
+    flags = flags if toolchain.X86 else []
     src, exe = tmp_path / "fold.cpp", tmp_path / "fold"
     src.write_text(PROGRAM)
-    subprocess.run([cxx, "-O2", "-std=c++17", *build.CXX_FLAGS[1:4], *flags, "-I", str(build.CSRC), "-o", str(exe),
+    subprocess.run([cxx, "-O2", "-std=c++17", *toolchain.KERNEL_FLAGS, *flags, "-I", str(toolchain.CSRC), "-o", str(exe),
                     str(src)], check=True)
     bad, n, inside = map(int, subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.split())
     assert n > 1_000_000 and inside > 100_000 and bad == 0, f"{bad} of {n} differ ({inside} inside the image)"

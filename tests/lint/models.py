@@ -32,6 +32,7 @@ def standard(op_type, opset=20):
 def plugin(op_type="MyPlugin", **attrs):
     """A custom node TensorRT hands to a plugin, with the given attributes."""
     attrs.setdefault("plugin_namespace", "mine")
+    attrs = {k: v for k, v in attrs.items() if v is not None}  # None: the attribute left out
     node = helper.make_node(op_type, ["x"], ["y"], domain="custom.ops", **attrs)
     return model([node], [("x", F, [2, 3])], [("y", F, [2, 3])])
 
@@ -47,17 +48,20 @@ def graph_attr():
 
 def sized_plugin(size_from="shape"):
     """A plugin node reading its output size from an int64 input: computed from Shape, a
-    constant, or (clean) from an INTS attribute."""
-    nodes, inits = [], []
+    constant, a graph input, or (clean) from an INTS attribute."""
+    nodes, inits, extra = [], [], []
     if size_from == "shape":
         nodes.append(helper.make_node("Shape", ["x"], ["size"]))
     elif size_from == "constant":
         inits.append(numpy_helper.from_array(np.array([1, 1, 4, 4], np.int64), "size"))
+    elif size_from == "input":
+        extra.append(("size", I64, [4]))
     inputs = ["x", "theta"] + (["size"] if size_from != "attribute" else [])
     attrs = {"output_size": [4, 4]} if size_from == "attribute" else {}
     nodes.append(helper.make_node("FusedGridSample", inputs, ["y"], domain="custom.ops", plugin_namespace="surgeon",
                                   **attrs))
-    return model(nodes, [("x", F, [1, 1, 4, 4]), ("theta", F, [1, 2, 3])], [("y", F, [1, 1, 4, 4])], inits=inits)
+    return model(nodes, [("x", F, [1, 1, 4, 4]), ("theta", F, [1, 2, 3]), *extra], [("y", F, [1, 1, 4, 4])],
+                 inits=inits)
 
 
 def custom_op(with_function=False):

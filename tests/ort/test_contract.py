@@ -92,8 +92,9 @@ def test_many_sessions_in_one_process(library):
         np.testing.assert_array_equal(y, want)
 
 
-def native_threads() -> int:
-    return len(os.listdir("/proc/self/task"))
+def native_threads() -> set[str]:
+    """The process's threads' ids (ones that end meanwhile, another test's, do not matter)."""
+    return set(os.listdir("/proc/self/task"))
 
 
 def test_threads_are_onnxruntimes():
@@ -108,7 +109,7 @@ def test_threads_are_onnxruntimes():
     one = new_session(model, threads=1)
     before = native_threads()
     (y1,) = one.run(None, dict(x=x, theta=theta))
-    assert native_threads() == before
+    assert native_threads() <= before  # none started
     (y2,) = new_session(model, threads=2).run(None, dict(x=x, theta=theta))
     np.testing.assert_array_equal(y1, y2)
     np.testing.assert_array_equal(y1, K.fused_grid_sample(x, theta, (256, 256)))

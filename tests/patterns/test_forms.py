@@ -7,7 +7,7 @@ import numpy as np
 
 import surgeon
 from surgeon_patterns import AffineGridSample
-from surgeon_patterns.thetas import draw_theta
+from surgeon_ops.draws import draw_theta
 
 from .builders import native_pair
 from .forms import (constant_grid, cast_and_swapped_grid, expanded_theta_batch, pixel_grid, size_from_data,

@@ -14,7 +14,7 @@ import pytest
 
 from samples import check
 from samples.catalog import BY_FILE, make_inputs
-from surgeon_patterns.thetas import draw_theta
+from surgeon_ops.draws import draw_theta
 
 from .conftest import MODELS
 from .graphs import all_graphs, assert_custom_shapes, custom_nodes, declared, fused_settings, op_counts

@@ -108,6 +108,10 @@ def test_the_grid_form_writes_the_profiles_grid_op():
     ops = [(n.domain, n.op_type) for n in result.model.graph.node]
     assert ("custom.ops", profile.op_type("AffineGrid")) in ops and ("custom.ops", "AffineGrid") not in ops
     assert result.validation.passed
+    # the summary names the op as written (it said custom.ops::AffineGrid)
+    (warning,) = result.report.rewrites[0].warnings
+    assert warning.endswith(f"wrote custom.ops::{profile.op_type('AffineGrid')} and kept the sampler"), warning
+    assert "custom.ops::AffineGrid " not in result.report.summary()
     assert lint(result.model, "tensorrt").clean
     assert lint(original, "tensorrt").lines()[0].endswith("[trt-shadowed-op-type]")
     again = surgeon.fuse(result.model, target="tensorrt")

@@ -22,7 +22,7 @@ def test_fuse_writes_the_page_with_the_model(tmp_path):
     r = invoke("fuse", SAMPLE, out, "--validate", "--html", page)
     assert r.exit_code == 0, r.output
     text = page.read_text()
-    assert text.startswith("<!DOCTYPE html>") and "data-verdict='PASSED'" in text and "130 &rarr; 4" in text
+    assert text.startswith("<!DOCTYPE html>") and "data-verdict='PASSED'" in text and "130 &rarr; 5" in text
     assert out.exists() and "<!DOCTYPE" not in r.stdout
 
 
@@ -58,3 +58,21 @@ def test_the_page_never_lands_on_an_input_or_the_output(tmp_path):
     assert r.exit_code == 1 and "refusing to overwrite the input" in r.stderr and SAMPLE.read_bytes() == before
     r = invoke("fuse", SAMPLE, out, "--html", out)
     assert r.exit_code == 1 and "given for two outputs" in r.stderr and not out.exists()
+
+
+def test_every_command_says_where_the_page_went(tmp_path):
+    out, page = tmp_path / "m.onnx", tmp_path / "m.html"
+    r = invoke("fuse", SAMPLE, out, "--html", page)
+    assert r.exit_code == 0 and r.stdout.splitlines()[-1] == f"wrote {page} (HTML report)", r.output
+    r = invoke("fuse", SAMPLE, out, "--dry-run", "--html", tmp_path / "d.html")
+    assert r.stdout.splitlines()[-1] == f"wrote {tmp_path / 'd.html'} (HTML report)", r.output
+    r = invoke("inspect", SAMPLE, "--html", tmp_path / "i.html")
+    assert r.stdout.splitlines()[-1] == f"wrote {tmp_path / 'i.html'} (HTML report)", r.output
+    r = invoke("inspect", SAMPLE, "--report", "-", "--html", tmp_path / "j.html", "--quiet")
+    json.loads(r.stdout)  # JSON alone on stdout; the line on stderr
+    assert r.stderr == f"wrote {tmp_path / 'j.html'} (HTML report)\n"
+    r = invoke("validate", SAMPLE, out, "--html", tmp_path / "v.html")
+    assert r.exit_code == 0 and r.stdout.splitlines()[-1] == f"wrote {tmp_path / 'v.html'} (HTML report)", r.output
+    failed = invoke("fuse", SAMPLE, tmp_path / "n.onnx", "--validate", "--atol", "0", "--rtol", "0", "--html",
+                    tmp_path / "f.html")
+    assert failed.exit_code == 1 and failed.stderr.strip().endswith(f"the HTML report is in {tmp_path / 'f.html'}")

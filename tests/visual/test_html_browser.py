@@ -54,7 +54,7 @@ def test_a_fused_and_validated_model(fused, tmp_path):
     assert len(drawings) == 2 * len(report["rewrites"]) == int(page.root()["data-drawn"])
     before, after = drawings
     assert int(before["data-nodes"]) == len(report["rewrites"][0]["replaced"]) == 130
-    assert int(after["data-nodes"]) == len(report["rewrites"][0]["written"]) == 4
+    assert int(after["data-nodes"]) == len(report["rewrites"][0]["written"]) == 5
     assert int(before["data-edges"]) > 100 and int(after["data-edges"]) >= 5
     assert page.all("g", class_="custom") and page.all("g", class_="anchor")
     assert page.all("b", data_count="rewrites")[0] and page.all("b", data_verdict="PASSED")
@@ -65,7 +65,7 @@ def test_a_fused_and_validated_model(fused, tmp_path):
     pictures = page.all("img", class_="pic")
     assert len(pictures) == 6 and all(p["src"].startswith("data:image/png;base64,") for p in pictures)
     words = " ".join(page.text)
-    assert "affine-grid-sample" in words and "surgeon 0.1.0" in words and "130 → 4" in words
+    assert "affine-grid-sample" in words and "surgeon 0.1.0" in words and "130 → 5" in words
 
 
 def test_a_wrong_rewrite_shows_in_the_table_and_the_pictures(fused, tmp_path):
@@ -138,3 +138,25 @@ def test_every_edge_lies_inside_its_drawing(tmp_path):
                 left_of_zero += x < 0
                 checked += 1
     assert checked > 50 and left_of_zero > 0  # this layout does route an edge left of x = 0
+
+
+LONG = "/encoder/layers.11/self_attention/rotary_embedding/Reshape_output_0"  # 66 characters
+
+
+def test_long_names_are_wrapped_never_cut(tmp_path):
+    """A near miss's value, a node and a constant read by name: every character is drawn, over
+    as many lines as it takes (the labels were cut at 40, 36 and 18 characters with an ellipsis)."""
+    model = toy_model()
+    for node in model.graph.node:
+        node.input[:] = [LONG if v == "m" else v for v in node.input]
+        node.output[:] = [LONG if v == "m" else v for v in node.output]
+        if node.name == "sigmoid":
+            node.name = "/encoder/layers.11/self_attention/rotary_embedding/Sigmoid"
+    report = surgeon.fuse(model, plugins=TOY_PATTERNS).report
+    page = _rendered(_page(tmp_path, "long.html", report.to_html()))
+    lines = [t for t in page.text if t.strip()]
+    assert not [t for t in lines if t.endswith("\u2026") and ("/" in t or "_" in t)], lines
+    joined = "".join(lines)
+    assert LONG in joined and "/encoder/layers.11/self_attention/rotary_embedding/Sigmoid" in joined
+    pieces = [t for t in lines if t in LONG and t != LONG]  # drawn over lines, not one wide box
+    assert any(LONG.startswith(t) for t in pieces) and all(len(t) <= 44 for t in pieces), pieces

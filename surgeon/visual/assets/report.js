@@ -23,6 +23,24 @@
 
   function cut(text, n) { return text.length > n ? text.slice(0, n - 1) + "\u2026" : text; }
 
+  function wrap(name, n) {
+    /* A name is never cut: it is broken into lines of at most n characters after its separators
+       ("/", ".", "_", ":", "-"), a part longer than n across lines; every character is shown. */
+    var parts = name.match(/[^\/._:\-]*[\/._:\-]*/g).filter(function (p) { return p.length; });
+    var lines = [], line = "";
+    parts.forEach(function (part) {
+      if (line && line.length + part.length > n) { lines.push(line); line = ""; }
+      while (part.length > n) { lines.push(part.slice(0, n)); part = part.slice(n); }
+      line += part;
+    });
+    if (line || !lines.length) lines.push(line);
+    return lines;
+  }
+
+  function named(name, n, cls, bold) {
+    return wrap(name, n).map(function (text) { return { text: text, cls: cls, bold: bold }; });
+  }
+
   var SHAPE_OPS = ["Shape", "Reshape", "Unsqueeze", "Squeeze", "Concat", "Gather", "Slice", "Transpose", "Expand",
     "Cast", "Identity", "Flatten", "Split", "ConstantOfShape", "Range", "Tile", "Size"];
   var MATH_OPS = ["Add", "Sub", "Mul", "Div", "MatMul", "Gemm", "ReduceSum", "ReduceMean", "Einsum", "Neg", "Pow",
@@ -38,17 +56,17 @@
   }
 
   function param(n, slot, valueName) {
-    /* The input's name in the op's schema ("axes", "shape"), else the value's name, shortened. */
+    /* The input's name in the op's schema ("axes", "shape"), else the value's name (whole). */
     var names = (data.schemas || {})[(n[1] || "") + "::" + n[0]];
-    if (!names || !names.length) return cut(valueName, 18);
+    if (!names || !names.length) return valueName;
     if (slot < names.length) return names[slot].replace("*", "");
     var last = names[names.length - 1];
-    return last.slice(-1) === "*" ? last.slice(0, -1) + "[" + slot + "]" : cut(valueName, 18);
+    return last.slice(-1) === "*" ? last.slice(0, -1) + "[" + slot + "]" : valueName;
   }
 
   function nodeLines(n, values, produced) {
     var lines = [{ text: (n[1] ? n[1] + "::" : "") + n[0], cls: "op", bold: true }];
-    if (n[2]) lines.push({ text: cut(n[2], 36), cls: "name" });
+    if (n[2]) lines = lines.concat(named(n[2], 36, "name"));
     var keys = Object.keys(n[5]);
     keys.slice(0, MAX_ATTRS).forEach(function (k) {
       if (n[0] === "Constant" && k === "value") return;  // shown as the output's value below
@@ -57,7 +75,14 @@
     if (keys.length > MAX_ATTRS) lines.push({ text: "+" + (keys.length - MAX_ATTRS) + " more", cls: "attr" });
     n[3].forEach(function (v, slot) {  // constants (initializers, Constant nodes): inside the box
       if (v >= 0 && !(v in produced) && values[v][2]) {
-        lines.push({ text: cut(param(n, slot, values[v][0]) + " = " + values[v][2], 44), cls: "const" });
+        var label = param(n, slot, values[v][0]);  // a name, whole; the value after it may be cut
+        if (label.length + 3 + values[v][2].length <= 44) {
+          lines.push({ text: label + " = " + values[v][2], cls: "const" });
+        } else {
+          var head = named(label + " =", 44, "const");
+          lines = lines.concat(head);
+          lines.push({ text: "  " + cut(values[v][2], 42), cls: "const" });
+        }
       }
     });
     n[4].forEach(function (v) {
@@ -105,8 +130,8 @@
         if (values[v][2]) return;  // a constant: inside the box
         var id = "i" + v;
         if (!g.hasNode(id)) {
-          g.setNode(id, box([{ text: cut(values[v][0], 40), cls: "vname", bold: true },
-            { text: values[v][1] || "?", cls: "type" }], { kind: "input", title: values[v][0] }));
+          g.setNode(id, box(named(values[v][0], 40, "vname", true).concat(
+            [{ text: values[v][1] || "?", cls: "type" }]), { kind: "input", title: values[v][0] }));
         }
         g.setEdge(id, "n" + i, {}, v + ":" + i + ":" + slot);
       });
@@ -114,8 +139,8 @@
     (entry.outputs || []).forEach(function (name) {
       for (var v = 0; v < values.length; v++) {
         if (values[v][0] === name && v in produced) {
-          g.setNode("o" + v, box([{ text: cut(name, 40), cls: "vname", bold: true },
-            { text: values[v][1] || "?", cls: "type" }], { kind: "output", title: name }));
+          g.setNode("o" + v, box(named(name, 40, "vname", true).concat(
+            [{ text: values[v][1] || "?", cls: "type" }]), { kind: "output", title: name }));
           g.setEdge(produced[v], "o" + v, {}, "out" + v);
           return;
         }

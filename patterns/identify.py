@@ -1,109 +1,79 @@
-"""Decide by evaluation what a traced region computes.
+"""Step 3, identify: which affine grid is the proved region, exactly? Probes find its coefficients.
 
-The region runs in onnxruntime on probe thetas that span the space (``thetas.py``) and on
-concrete dims that all differ. It is an affine grid when every run equals
+The proof (``prove.py``, run here at the first dims the region runs at) has settled that the grid
+is affine in theta; an affine function is fixed by its values at k+1 points, so the probes here
+identify, they no longer decide. The region runs in onnxruntime on probe thetas that span the
+space (``thetas.py``) and on concrete dims that all differ. Every run must equal
 ``affine_grid(theta, size, align_corners)`` for one ``align_corners`` (theta: the fed one, an
 affine map of it, or one fitted to a grid that reads no theta). Then each dim class is varied
 alone (which output dims follow it), set to 1 (a size-1 coordinate of torch's 0, or of -1 or +1
-which the rewrite reproduces; anything else is refused), and theta's batch is set to 1 (does the
-region broadcast it). A class the region only accepts at one value (sizes baked into constants)
-is pinned there. Dims are never linked by name: only when the region does not run with every dim
-distinct are classes tied (theta's batch to the image's, then equal declared symbols), and each
-tie is kept only if splitting it fails.
+which the rewrite reproduces), and theta's batch is set to 1 (does the region broadcast it).
+A class the region only accepts at one value (sizes baked into constants) is pinned there. Dims
+are never linked by name: only when the region does not run with every dim distinct are classes
+tied (``ties.py``), and each tie is kept only if splitting it fails.
+
+Decides: a ``Verdict`` (align_corners, the map or fitted theta, which output dims follow which
+input dims, size-1 coordinates, theta's batch), or a ``Refusal``.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import numpy as np
 from onnx import TensorProto, helper
 
-from surgeon import MatchContext
+from surgeon import MatchContext, Refusal
 
-from .conclude import Conclusions
-from .evaluate import ProbeFailed, Region
+from . import ties
+from .conclude import conclude
+from .cut import Cut, theta_layout
+from .dims import DimPlan, Symbols
+from .prove import DoesNotRun, GridProof, prove_grid, unread
+from .region import ProbeFailed, Region
 from .reparam import fit_items, fit_map
 from .sources import FixedSource, MapSource, PlainSource
-from .symbols import Symbols
 from .thetas import KIND_COUNT
-from .ties import Ties
-from .trace import Trace, theta_layout
 from .verdict import Failure, Outcome, Verdict, stale_grid_type
 from .verify import TOLERANCES, Agreement, compare, precision
 
-BATCH_POOL = (2, 3, 4, 5, 6, 7, 8)
-SPATIAL_POOL = (5, 7, 6, 9, 11, 13, 10, 14, 8, 12, 15, 17, 19, 16, 18, 20, 21, 22, 23, 25)
 MAP_SALT = 101  # probe thetas that fit a map are not the ones that then check it
+MODES = ("plain", "fixed", "map")  # theta as fed; no theta (a fitted one); an affine map of theta
 
-__all__ = ["Prober", "Verdict"]
+
+class Refused(Exception):
+    """The proof says no: no other dims or strategy can change that."""
 
 
-class Prober(Ties, Conclusions):
-    def __init__(self, ctx: MatchContext, trace: Trace, symbols: Symbols, prefer_ac: int, mode: str = "plain"):
-        """``mode``: "plain" (theta as fed), "map" (an affine map of it), "fixed" (no theta)."""
-        self.ctx, self.trace, self.symbols, self.mode = ctx, trace, symbols, mode
-        self.acs = (prefer_ac, 1 - prefer_ac)
-        grid_elem = ctx.dtype(trace.grid)
-        theta_elem = ctx.dtype(trace.theta) if trace.theta else None
-        self.precision = precision(ctx, trace, [grid_elem, theta_elem])
+class Identifier:
+    """The state of one identification, all of it here: the region and how it is fed
+    (``source``), the dims plan, the proof, the precision it is judged at."""
+
+    def __init__(self, ctx: MatchContext, cut: Cut, symbols: Symbols, prefer_ac: int, mode: str = "plain"):
+        self.ctx, self.cut, self.symbols, self.mode = ctx, cut, symbols, mode
+        self.acs = (prefer_ac, 1 - prefer_ac)  # align_corners settings still possible
+        grid_elem = ctx.dtype(cut.grid)
+        theta_elem = ctx.dtype(cut.theta) if cut.theta else None
+        self.precision = precision(ctx, cut, [grid_elem, theta_elem])
         self.tol = TOLERANCES[self.precision]
         elem = theta_elem or grid_elem or TensorProto.FLOAT
-        self.region = Region(ctx, trace, symbols, helper.tensor_dtype_to_np_dtype(elem))
-        self.layout = theta_layout(symbols.owners[trace.theta]) if trace.theta and mode != "fixed" else None
+        self.region = Region(ctx, cut, symbols, helper.tensor_dtype_to_np_dtype(elem))
+        self.layout = theta_layout(symbols.owners[cut.theta]) if cut.theta and mode != "fixed" else None
         self.k = self.layout.k if self.layout else None
         self.source = PlainSource(self.layout) if self.layout else None
-        self.groups: list[list[int]] = [[c] for c in range(len(symbols.classes))]
-        self.fixed: dict[int, int] = {}  # class -> a value it must take (theta's batch = a static image batch)
-        batch = {symbols.batch_class, symbols.theta_batch_class} - {None}
-        self.batch_like = batch
-        self.static = {d for dims in symbols.owners.values() for d in dims if isinstance(d, int)}
-
-    # -- assignments ---------------------------------------------------------------------------
-
-    def _group_of(self, cls: int) -> int:
-        return next(i for i, g in enumerate(self.groups) if cls in g)
-
-    def _pool(self, group: int):
-        return BATCH_POOL if set(self.groups[group]) & self.batch_like else SPATIAL_POOL
-
-    def _fresh(self, group: int, used: set) -> int:
-        pool = itertools.chain(self._pool(group), itertools.count(26))
-        return next(v for v in pool if v not in used and v not in self.static)
-
-    def _base(self) -> dict[int, int]:
-        used: set = set()
-        values = {}
-        for g, members in enumerate(self.groups):
-            fixed = [self.fixed[c] for c in members if c in self.fixed]
-            values[g] = fixed[0] if fixed else self._fresh(g, used)
-            used.add(values[g])
-        return self._assign(values)
-
-    def _assign(self, values: dict[int, int]) -> dict[int, int]:
-        return {c: values[g] for g, members in enumerate(self.groups) for c in members}
-
-    def _with(self, base: dict, group: int, value: int) -> dict[int, int]:
-        out = dict(base)
-        out.update({c: value for c in self.groups[group]})
-        return out
-
-    def _rep(self, group: int) -> int:
-        """The class that stands for a group: the image's dims first (its Shape is read anyway)."""
-        members = self.groups[group]
-        image = [c for c in members if self.symbols.classes[c].value == self.symbols.image]
-        return (image or sorted(members, key=lambda c: self.symbols.classes[c].kind != "shape"))[0]
+        self.dims = DimPlan(symbols, [[c] for c in range(len(symbols.classes))])
+        self.proof: GridProof | None = None  # proved once, at the first dims the region runs at
+        self.grid_dtype: np.dtype | None = None  # the grid's type as the region computes it
 
     # -- one check -----------------------------------------------------------------------------
 
-    def _theta_count(self, assign: dict) -> int:
-        return self.symbols.concrete(self.trace.theta, assign)[0] if self.source.fed else 0
+    def theta_count(self, assign: dict) -> int:
+        return self.symbols.concrete(self.cut.theta, assign)[0] if self.source.fed else 0
 
     def check(self, assign: dict, acs, salt: int = 0, runs: int = 1) -> Outcome | Failure:
         """Run the region ``runs`` times at these dims; every run must agree on one setting."""
         agreement = None
-        count = self._theta_count(assign)
+        count = self.theta_count(assign)
         for r in range(runs):
             start = (3 * salt + r * count) % KIND_COUNT  # which spanning kinds this run gets
             thetas, labels = self.source.thetas(count, start, salt) if self.source.fed else (None, None)
@@ -115,8 +85,7 @@ class Prober(Ties, Conclusions):
             if grid.ndim != self.k + 2 or grid.shape[-1] != self.k or not np.issubdtype(grid.dtype, np.floating):
                 return Failure(f"the grid has shape {list(grid.shape)} and type {grid.dtype}, not "
                                f"[N, {'D, ' if self.k == 3 else ''}H, W, {self.k}] floats", ran=True)
-            self.grid_dtype = grid.dtype
-            stale = stale_grid_type(self.ctx.dtype(self.trace.grid), grid.dtype)
+            stale = stale_grid_type(self.ctx.dtype(self.cut.grid), grid.dtype)
             if stale:
                 return Failure(stale, ran=True)
             expected = self.source.expected(thetas)
@@ -133,11 +102,48 @@ class Prober(Ties, Conclusions):
             if agreement is not None and result != agreement:
                 return Failure("the grid's size-1 convention changes between probe thetas", ran=True)
             agreement, acs = result, (result.align_corners,)
-        return Outcome(grid.shape, agreement, run.sizes, assign)
+        self.grid_dtype = grid.dtype
+        return Outcome(grid.shape, agreement, run.sizes, assign, grid.dtype)
 
-    # -- the start: a first setting that verifies --------------------------------------------------
+    # -- the first dims that run: prove there, then identify -------------------------------------
 
-    def _start(self, base: dict) -> Outcome | Failure:
+    def prove_once(self, base: dict) -> Failure | None:
+        """Prove the region at the first dims it runs at (and where the sampler would take its
+        grid); a refusal ends the identification (``Refused``)."""
+        if self.proof is not None:
+            return None
+        fed = self.mode != "fixed" and self.source is not None and self.source.fed
+        thetas = self.source.thetas(self.theta_count(base), 0, 0)[0] if fed else None
+        try:
+            feeds, _ = self.region.inputs(base, thetas)
+            grid = self.region.run(base, thetas).grid
+        except ProbeFailed as exc:
+            return Failure(f"the region does not run on probe dims: {exc}", ran=False)
+        image_batch = self.symbols.concrete(self.symbols.image, base)[0]
+        if grid.ndim and grid.shape[0] != image_batch:  # the sampler would refuse these dims: not the model's
+            return Failure(f"the grid's batch {grid.shape[0]} is not the image's ({image_batch}) at these dims",
+                           ran=False, grid_batch=grid.shape[0])
+        try:
+            proof = prove_grid(self.ctx, self.cut, self.symbols, feeds, not fed, self.dims.group_of)
+        except DoesNotRun as exc:
+            return Failure(f"the region does not run on probe dims: {exc}", ran=False)
+        if isinstance(proof, Refusal):
+            raise Refused(proof.reason)
+        if fed and self.mode == "plain":
+            missing = unread(proof.reads, self.layout.rows, self.layout.cols, self.layout.k)
+            if missing:
+                raise Refused(f"the grid never reads theta element{'s' if len(missing) > 1 else ''} "
+                              f"{', '.join(map(str, missing))}, which the op reads: a non-finite value there would "
+                              "reach the rewrite's output only")
+        self.proof = proof
+        return None
+
+    def start(self, base: dict) -> Outcome | Failure:
+        """At these dims: the proof, then the first identification (a map or a fitted theta when
+        the mode asks), checked on every spanning probe theta."""
+        unproved = self.prove_once(base)
+        if unproved is not None:
+            return unproved
         if self.mode == "fixed":
             fitted = self._fit_fixed(base)
             if isinstance(fitted, Failure):
@@ -148,7 +154,7 @@ class Prober(Ties, Conclusions):
             if not np.any(self.source.theta_map.weight):  # e.g. Clip(theta, 0, 0): 0 * theta is NaN at inf
                 return Failure("the grid reads theta but no value of it changes the grid: a rewrite reading "
                                "theta differs wherever theta is not finite", ran=True)
-        count = self._theta_count(base)
+        count = self.theta_count(base)
         runs = math.ceil(KIND_COUNT / count) if self.source.fed and count else 1
         return self.check(base, self.acs, 0, runs)
 
@@ -177,7 +183,7 @@ class Prober(Ties, Conclusions):
         """Whether the grid is affine_grid(A(theta)) for one affine map A of theta's
         coefficients, fitted over more probe thetas than it has unknowns."""
         needed = self.layout.rows * self.layout.cols + 4
-        count = self._theta_count(base)
+        count = self.theta_count(base)
         runs = []
         for r in range(math.ceil(needed / max(count, 1))):
             thetas, _ = self.source.thetas(count, r * count, MAP_SALT + r)
@@ -207,31 +213,36 @@ class Prober(Ties, Conclusions):
                     return True
         return False
 
-    # -- ties between dims, tried only when all-distinct dims do not run -------------------------
+    # -- the whole identification ----------------------------------------------------------------
 
-    def probe(self) -> Verdict:
+    def identify(self) -> Verdict | Refusal:
+        try:
+            return self._identify()
+        except Refused as exc:
+            return Refusal(str(exc))
+
+    def _identify(self) -> Verdict | Refusal:
         failures, found = [], None
-        for groups, fixed in self._partitions():  # every partition gets its turn
-            self.groups, self.fixed = [list(g) for g in groups], fixed
-            base = self._base()
-            result = self._start(base)
+        for plan in ties.partitions(self.symbols):  # every partition gets its turn
+            self.dims = plan
+            base = plan.base()
+            result = self.start(base)
             if isinstance(result, Outcome):
                 found = base, result
                 break
             failures.append(result)
         if found is None and not any(f.ran for f in failures):
-            found = self._search(self._base())
+            found = ties.search(self, self.dims.base())
         if found is None:
             ran = [f for f in failures if f.ran]
-            return Verdict(reason=(ran or failures)[0].reason)
+            return Refusal((ran or failures)[0].reason)
         base, outcome = found
         ac = outcome.agreement.align_corners
-        if any(len(g) > 1 for g in self.groups):
-            base = self._split(base, ac)
-            if isinstance(base, str):
-                return Verdict(reason=base)
+        if any(len(g) > 1 for g in self.dims.groups):
+            base = ties.split(self, base, ac)
+            if isinstance(base, Refusal):
+                return base
             outcome = self.check(base, (ac,), salt=0)
             if not isinstance(outcome, Outcome):
-                return Verdict(reason=outcome.reason)
-        return self._conclude(base, outcome, ac)
-
+                return Refusal(outcome.reason)
+        return conclude(self, base, outcome, ac)

@@ -1,7 +1,7 @@
-"""Writing the replacement: theta made ready for the op (rows sliced from a homogeneous matrix,
-mapped, moved to the original's size-1 coordinate, cast to the image's type, its batch broadcast
-explicitly), the ``size`` tensor when the output size is dynamic, and the contract's nodes with
-their shapes declared."""
+"""Step 5, write: the replacement. theta made ready for the op (rows sliced from a homogeneous
+matrix, mapped from only the elements the original reads, moved to the original's size-1
+coordinate, cast to the image's type, its batch broadcast explicitly), the ``size`` tensor when
+the output size is dynamic, and the contract's nodes with their shapes declared."""
 
 from __future__ import annotations
 
@@ -13,10 +13,11 @@ from onnx import TensorProto, helper
 from surgeon import RewriteContext
 
 from .convention import compensate
+from .cut import ThetaLayout
 from .grid_ops import CUSTOM_DOMAIN
+from .pieces import Const, DimOf, Piece
 from .reparam import ThetaMap
 from .samplers import onnx_mode_name
-from .trace import ThetaLayout
 
 
 @dataclass
@@ -33,10 +34,10 @@ class Plan:
     padding_mode: str
     cast_to: int | None  # element type theta must be cast to
     elem_type: int  # of the image / grid
-    broadcast: tuple | None  # batch piece theta is expanded to, or None
-    batch: tuple  # size pieces: ("const", n), ("dim", value, axis) or ("elem", int tensor, index)
-    channels: tuple
-    spatial: list  # per spatial dim, a piece
+    broadcast: Piece | None  # batch piece theta is expanded to, or None
+    batch: Piece  # size pieces
+    channels: Piece
+    spatial: list  # per spatial dim, a Piece
     out_dims: list  # value_info dims of the output: N, C, *spatial
     rewrite_sampler: bool = False  # write a standard sampler too (target affine-grid on ATen)
     sampler_align_corners: int = 0  # the sampler's own flag (may differ from the grid's)
@@ -47,17 +48,18 @@ class Plan:
     opset: int = 20
     warnings: list[str] = field(default_factory=list)
     atol: float | None = None  # the original computes in half precision: equal only to this
+    read_columns: list[int] | None = None  # a mapped theta: the flat elements the original reads (None: all)
     profile: str | None = None  # "tensorrt": op types and plugin lookup keys of that profile
 
     def reads(self) -> list[str]:
         """Values of the model the rewrite reads besides the image and theta."""
         pieces = [self.batch, self.channels, *self.spatial]
-        return [p[1] for p in pieces if p[0] in ("dim", "elem")] + ([self.size_value] if self.size_value else [])
+        return [p.value for p in pieces if not isinstance(p, Const)] + ([self.size_value] if self.size_value else [])
 
     @property
     def static_size(self) -> list[int] | None:
-        if all(p[0] == "const" for p in self.spatial):
-            return [p[1] for p in self.spatial]
+        if all(isinstance(p, Const) for p in self.spatial):
+            return [p.value for p in self.spatial]
         return None
 
 
@@ -90,23 +92,24 @@ class Writer:
                                TensorProto.INT64, [1])
         return value
 
-    def _pieces(self, pieces: list[tuple], hint: str) -> str:
+    def _pieces(self, pieces: list[Piece], hint: str) -> str:
         """An int64 1-D tensor from constant, dim and element pieces: runs of constants become one
         initializer, runs of one value's dims or elements one Gather (all of its dims: its Shape;
         all of its elements: itself)."""
         groups: list[list] = []  # [kind, value, items]
         for piece in pieces:
-            kind, value, item = ("const", None, int(piece[1])) if piece[0] == "const" else piece
-            if groups and groups[-1][0] == kind and groups[-1][1] == value:
+            kind, value, item = (type(piece), None, int(piece.value)) if isinstance(piece, Const) else \
+                (type(piece), piece.value, piece.axis if isinstance(piece, DimOf) else piece.index)
+            if groups and groups[-1][0] is kind and groups[-1][1] == value:
                 groups[-1][2].append(item)
             else:
                 groups.append([kind, value, [item]])
         parts = []
         for kind, value, items in groups:
-            if kind == "const":
+            if kind is Const:
                 parts.append(self._const(items, f"{hint}_const"))
                 continue
-            if kind == "dim":
+            if kind is DimOf:
                 source, length = self._shape_of(value), len(self.ctx.shape(value) or ())
             else:
                 dims = self.ctx.shape(value)
@@ -150,7 +153,7 @@ class Writer:
 
     def _expand(self, theta: str, elem: int) -> str:
         rows = self.plan.k
-        shape = self._pieces([self.plan.broadcast, ("const", rows), ("const", rows + 1)], "theta_batch_shape")
+        shape = self._pieces([self.plan.broadcast, Const(rows), Const(rows + 1)], "theta_batch_shape")
         return self._node("Expand", [theta, shape], "theta_expanded", elem, [self.plan.out_dims[0], rows, rows + 1])
 
     def _mapped(self, theta: str, elem: int, batch) -> str:
@@ -159,7 +162,12 @@ class Writer:
         layout, q = p.layout, p.k * (p.k + 1)
         flat = self._node("Reshape", [theta, self._const([-1, layout.rows * layout.cols], "theta_flat")],
                           "theta_flat", elem, [batch, layout.rows * layout.cols])
-        weight = self.ctx.add_constant(p.theta_map.weight.astype(dtype), "theta_map_weight")
+        weight = p.theta_map.weight
+        if p.read_columns is not None:  # only what the original reads: 0 * inf elsewhere would be NaN
+            flat = self._node("Gather", [flat, self._const(p.read_columns, "theta_read")], "theta_read", elem,
+                              [batch, len(p.read_columns)], axis_i=1)
+            weight = weight[p.read_columns]
+        weight = self.ctx.add_constant(weight.astype(dtype), "theta_map_weight")
         out = self._node("MatMul", [flat, weight], "theta_mapped", elem, [batch, q])
         if np.any(p.theta_map.bias):
             bias = self.ctx.add_constant(p.theta_map.bias.astype(dtype), "theta_map_bias")

@@ -1,10 +1,15 @@
-"""Walk a sampler's grid back to the cut where run-time data enters.
+"""Step 1, cut: where does run-time data enter the grid? Walk the sampler's grid back to the cut.
 
 The walk stops at constants, at theta-shaped run-time values (the candidates), at the outputs of
 known grid ops (whose theta input is then the candidate), at ``Shape``/``Size`` of run-time
 tensors (fed with concrete dims when probing) and at short run-time int tensors (a size given as
 data: fed with concrete sizes). A grid qualifies when at most one candidate is left and no other
-run-time value is read: everything else is constant or comes from shapes and sizes.
+run-time value is read: everything else is constant or comes from shapes and sizes. A matrix
+built from sizes and constants alone is part of the grid's computation, not a candidate; an
+initializer that is also a graph input (IR >= 4) is run-time data.
+
+Decides: the region (nodes from the cut to the grid) and its leaves, or a ``CutRefusal``
+naming what the grid reads besides one theta (``through``: candidates a retry may walk past).
 """
 
 from __future__ import annotations
@@ -13,7 +18,8 @@ from dataclasses import dataclass, field
 
 from onnx import TensorProto
 
-from surgeon import MatchContext, Node
+from surgeon import MatchContext, Node, Refusal
+from surgeon.recognise import reads_only_shapes
 
 from .grid_ops import KnownGrid, read_known_grid
 
@@ -29,7 +35,7 @@ MAX_SHAPE_WALK = 64  # how far to look before calling a Shape input a run-time t
 
 
 @dataclass
-class Trace:
+class Cut:
     grid: str
     theta: str | None  # None: the grid reads no theta-shaped tensor
     nodes: list[Node]  # the grid's computation from the cut, in graph order
@@ -42,10 +48,9 @@ class Trace:
 
 
 @dataclass
-class TraceError:
-    """Why a trace found no cut; ``through`` are candidates a retry may walk through."""
+class CutRefusal(Refusal):
+    """Why no cut was found; ``through`` are candidates a retry may walk through."""
 
-    reason: str
     through: list[str] = field(default_factory=list)
 
 
@@ -94,26 +99,15 @@ def _leaf_is_constant(ctx: MatchContext, value: str) -> bool:
 
 
 def _derivable(ctx: MatchContext, value: str) -> bool:
-    """True when ``value`` is computed from constants, shapes and theta-shaped values only
-    (so onnxruntime can compute it in the region); False for run-time tensors."""
-    stack, seen, count = [value], set(), 0
-    while stack:
-        v = stack.pop()
-        if not v or v in seen:
-            continue
-        seen.add(v)
-        node = ctx.producer(v)
-        if node is None:
-            if not _leaf_is_constant(ctx, v) and theta_form(ctx, v) is None:
-                return False
-            continue
-        if node.is_op("Constant") or _is_shape_op(node) or theta_form(ctx, v) is not None:
-            continue
-        count += 1
-        if count > MAX_SHAPE_WALK or node.subgraphs():
-            return False
-        stack.extend(node.inputs)
-    return True
+    """Computed from constants, shapes and theta-shaped values only (so onnxruntime can compute
+    it in the region)."""
+    return reads_only_shapes(ctx, value, also=lambda c, v: theta_form(c, v) is not None, max_nodes=MAX_SHAPE_WALK)
+
+
+def _shape_only(ctx: MatchContext, value: str) -> bool:
+    """Reads no run-time data at all: a theta-shaped matrix built from sizes and constants is part
+    of the grid's computation, not a theta."""
+    return reads_only_shapes(ctx, value, max_nodes=MAX_SHAPE_WALK)
 
 
 def _is_int_leaf(ctx: MatchContext, value: str) -> bool:
@@ -139,10 +133,9 @@ def _unflatten(ctx: MatchContext, theta: str, members: dict) -> str:
     return source
 
 
-def trace_grid(ctx: MatchContext, grid: str, image: str, pattern_name: str, past=frozenset()) -> Trace | TraceError:
-    """The grid's region and its theta, or the reason it is not one theta's grid. Values in
-    ``past`` are walked through, not taken as the cut (a transposed square matrix looks like
-    theta too)."""
+def cut_grid(ctx: MatchContext, grid: str, image: str, pattern_name: str, past=frozenset()) -> Cut | CutRefusal:
+    """The grid's region and its theta, or why it is not one theta's grid. Values in ``past``
+    are walked through, not taken as the cut (a transposed square matrix looks like theta too)."""
     members: dict[int, Node] = {}
     candidates: dict[str, None] = {}
     runtime: list[str] = []
@@ -188,14 +181,14 @@ def trace_grid(ctx: MatchContext, grid: str, image: str, pattern_name: str, past
                 candidates[grid_op.theta] = None
             stack.extend(n for n in node.inputs[1:] if n)
             continue
-        if v != grid and v not in past and theta_form(ctx, v) is not None:
+        if v != grid and v not in past and theta_form(ctx, v) is not None and not _shape_only(ctx, v):
             candidates[v] = None
             continue
         if node.subgraphs():
-            return TraceError(f"the grid is computed with control flow ({node.label})")
+            return CutRefusal(f"the grid is computed with control flow ({node.label})")
         members[id(node)] = node
         if len(members) > MAX_REGION_NODES:
-            return TraceError(f"no theta-shaped cut within {MAX_REGION_NODES} nodes of the grid")
+            return CutRefusal(f"no theta-shaped cut within {MAX_REGION_NODES} nodes of the grid")
         if _is_shape_op(node):
             if ctx.constant(v) is not None:
                 folded.append(node)  # the tensor's shape is static: a constant of the region
@@ -212,17 +205,18 @@ def trace_grid(ctx: MatchContext, grid: str, image: str, pattern_name: str, past
     live = [c for c in candidates if ctx.constant(c) is None]
     fixed = [c for c in candidates if c not in live]
     if runtime:
-        named = ", ".join(repr(r) for r in runtime[:3])
-        return TraceError(f"the grid depends on run-time data other than one theta-shaped tensor ({named})")
+        named = ", ".join(repr(r) + (" (an initializer that is also a graph input: a default the caller may "
+                                     "override)" if ctx.is_overridable(r) else "") for r in runtime[:3])
+        return CutRefusal(f"the grid depends on run-time data other than one theta-shaped tensor ({named})")
     if len(live) > 1 or (not live and len(fixed) > 1):
         several = live or fixed
         named = ", ".join(repr(c) for c in several[:3])
-        return TraceError(f"the grid reads several theta-shaped tensors ({named})",
+        return CutRefusal(f"the grid reads several theta-shaped tensors ({named})",
                           [c for c in several if ctx.producer(c) is not None])
     theta = live[0] if live else fixed[0] if fixed else None
     constants.update((c, None) for c in fixed if c != theta)
     if theta is not None:
         theta = _unflatten(ctx, theta, members)
     nodes = sorted(members.values(), key=lambda n: n.position)
-    return Trace(grid, theta, nodes, shape_leaves, known, list(constants), folded, constant_theta=not live,
+    return Cut(grid, theta, nodes, shape_leaves, known, list(constants), folded, constant_theta=not live,
                  int_leaves=list(int_leaves))

@@ -1,10 +1,12 @@
 """onnxruntime's C API headers, which the op library compiles against and which the PyPI
-wheel does not ship.
+wheel does not ship: found or fetched at build time (ops/ort/CMakeLists.txt runs this script;
+stdlib only, it runs in pip's build environment).
 
-    python -m surgeon_ops.ort.headers     # fetch them into the cache and print the folder
+    python cmake/ort_headers.py [--fallback DIR]   # prints the headers' folder, fetching if needed
 
 Looked for in order: ``$ONNXRUNTIME_INCLUDE_DIR`` (when set, only there), the folder
-:func:`fetch` fills (``$SURGEON_CACHE_DIR/onnxruntime-headers/<version>``), then the system's
+:func:`fetch` fills (``$SURGEON_CACHE_DIR/onnxruntime-headers/<version>``, default
+``~/.cache/surgeon/...``; ``--fallback DIR`` when that cannot be written), then the system's
 ``include/onnxruntime`` folders (Debian's ``libonnxruntime-dev``, conda).
 
 :func:`fetch` downloads Debian trixie's ``libonnxruntime-dev`` (1.21: a library built against
@@ -15,6 +17,7 @@ touched), checks the package's pinned sha256 and unpacks its headers with Python
 
 from __future__ import annotations
 
+import argparse
 import getpass
 import glob
 import hashlib
@@ -29,22 +32,34 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from surgeon_ops.kernels.build import KernelBuildError, cache_root
-
 PACKAGE, VERSION, SUITE = "libonnxruntime-dev", "1.21.0+dfsg-1", "trixie"
 SHA256 = "14f7d959d5deacbcf1504830d4189f91fc67382b399ed9ae9d3aa9c4050ced08"
 HEADER = "onnxruntime_c_api.h"
 INSIDE = "usr/include/onnxruntime/"  # where the package keeps them
 SYSTEM_PREFIXES = ("/usr/local", "/usr")  # their include/onnxruntime (Debian's libonnxruntime-dev)
-FETCH_HINT = "run `python -m surgeon_ops.ort.headers` (Debian/Ubuntu apt) or set ONNXRUNTIME_INCLUDE_DIR"
+FETCH_HINT = "set ONNXRUNTIME_INCLUDE_DIR to onnxruntime's include folder (its release archive has one)"
 
 
-class HeadersNotFound(KernelBuildError):
+class HeadersNotFound(RuntimeError):
     """No usable onnxruntime C API headers; the message (one line) says how to get them."""
 
 
-def fetched_dir() -> Path:
-    return cache_root() / "onnxruntime-headers" / VERSION.split("+")[0]
+def _writable(root: Path) -> bool:
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return False
+    return root.is_dir() and os.access(root, os.W_OK | os.X_OK)
+
+
+def fetched_dir(fallback: Path | None = None) -> Path:
+    """Where fetch() puts them: the user's cache (kept across builds), else `fallback` (the
+    build folder) when the cache cannot be written (a read-only HOME)."""
+    wanted = os.environ.get("SURGEON_CACHE_DIR")
+    root = Path(wanted).expanduser() if wanted else Path.home() / ".cache" / "surgeon"
+    if fallback is not None and not _writable(root):
+        root = fallback
+    return root / "onnxruntime-headers" / VERSION.split("+")[0]
 
 
 def api_version(folder: Path) -> int:
@@ -56,21 +71,31 @@ def api_version(folder: Path) -> int:
     return int(found.group(1))
 
 
-def find() -> Path:
+def find(fallback: Path | None = None) -> Path:
     """The folder holding onnxruntime_c_api.h, or HeadersNotFound naming how to get one."""
     wanted = os.environ.get("ONNXRUNTIME_INCLUDE_DIR")
     if wanted:
         for folder in (Path(wanted), Path(wanted) / "onnxruntime"):
             if (folder / HEADER).is_file():
                 return folder
-        raise HeadersNotFound(f"ONNXRUNTIME_INCLUDE_DIR={wanted!r} holds no {HEADER}")
+        raise HeadersNotFound(f"ONNXRUNTIME_INCLUDE_DIR={wanted!r} holds no {HEADER}; point it at onnxruntime's include folder")
     prefixes = [os.environ.get("CONDA_PREFIX", ""), sys.prefix, *SYSTEM_PREFIXES]
-    candidates = [fetched_dir()] + [Path(p) / "include" / "onnxruntime" for p in prefixes if p]
+    candidates = [fetched_dir(fallback)] + [Path(p) / "include" / "onnxruntime" for p in prefixes if p]
     for folder in candidates:
         if (folder / HEADER).is_file():
             return folder
     raise HeadersNotFound(f"onnxruntime's C API headers ({HEADER}) not found, and the onnxruntime wheel has none: "
                           + FETCH_HINT)
+
+
+def find_or_fetch(fallback: Path | None = None) -> Path:
+    """Headers already there (find), else fetched (fetch); HeadersNotFound says why not."""
+    if os.environ.get("ONNXRUNTIME_INCLUDE_DIR"):
+        return find(fallback)
+    try:
+        return find(fallback)
+    except HeadersNotFound:
+        return fetch(fallback)
 
 
 def _debian_archive() -> tuple[str, str]:
@@ -149,9 +174,9 @@ def _data_tar(deb: bytes) -> tarfile.TarFile:
     raise HeadersNotFound("the package has no data.tar.xz")
 
 
-def fetch() -> Path:
+def fetch(fallback: Path | None = None) -> Path:
     """Downloads and unpacks the pinned package's headers into the cache (once); their folder."""
-    dest = fetched_dir()
+    dest = fetched_dir(fallback)
     if (dest / HEADER).is_file():
         return dest
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -172,7 +197,7 @@ def fetch() -> Path:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_bytes(tar.extractfile(member).read())
         if not (out / HEADER).is_file():
-            raise HeadersNotFound(f"{PACKAGE} {VERSION} holds no {HEADER}")
+            raise HeadersNotFound(f"{PACKAGE} {VERSION} holds no {HEADER}; point it at onnxruntime's include folder")
         try:
             os.replace(out, dest)
         except OSError:  # a concurrent fetch got there first
@@ -181,11 +206,16 @@ def fetch() -> Path:
     return dest
 
 
-def main() -> int:
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description="Print the folder of onnxruntime's C API headers, fetching them "
+                                     "if needed.")
+    parser.add_argument("--fallback", type=Path, help="where to fetch them when the user's cache is not writable")
+    args = parser.parse_args(argv)
     try:
-        print(fetch())
-    except KernelBuildError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        folder = find_or_fetch(args.fallback)
+        print(f"{folder}\n{api_version(folder)}")
+    except (HeadersNotFound, OSError, subprocess.SubprocessError) as exc:
+        print(f"onnxruntime headers: {exc}", file=sys.stderr)
         return 1
     return 0
 

@@ -1,24 +1,30 @@
-"""From a verdict to a plan: the form to write (fused, or a grid for a sampler that stays), the
-pieces of the size and of theta's batch, the declared output dims, and the report's warnings."""
+"""Step 4, plan: what to write for a recognised grid. From a verdict to a plan: the form (fused,
+or a grid for a sampler that stays), the pieces of the size and of theta's batch, the declared
+output dims, the theta elements the rewrite may read, and the report's warnings; or a refusal
+where the rewrite could not be equal (types the contract cannot hold, precision it would lose)."""
 
 from __future__ import annotations
 
+import numpy as np
 from onnx import TensorProto, helper
 
-from surgeon import MatchContext
+from surgeon import MatchContext, Refusal
+from surgeon_ops.tensorrt import profile as tensorrt_profile
 
+from .dims import Symbols
 from .recognise import Recognition
 from .samplers import Sampler
-from .symbols import Symbols
-from .verdict import Verdict, stale_grid_type
-from .writer import Plan
+from .verdict import Computed, Static, Verdict, stale_grid_type
+from .pieces import Const, DimOf, ElemOf, Piece
+from .write import Plan
 
 # A grid rounded to half precision moves samples by a few 2^-11 of the image's half-width, so
 # in pixels by an amount that grows with the image: a rewrite computing it exactly differs from
 # the original by up to RATE * (largest image dim) on validate's images in [-1, 1] (measured on
-# validate's thetas: bilinear 1.6e-3/px at 256 px, bicubic 2.2e-3/px; reflection folds back
-# coordinates far outside, where half rounds coarser: up to 2x). Declared with margin, never
-# below HALF_GRID_ATOL; past HALF_GRID_CEILING (1/16 of that range) it is no equality at all.
+# validate's thetas: bilinear 1.6e-3/px at 256 px, bicubic 2.2e-3/px). Declared with margin,
+# never below HALF_GRID_ATOL; past HALF_GRID_CEILING (1/16 of that range) it is no equality at
+# all. Reflection is refused: it folds coordinates from far outside, where half rounds by whole
+# pixels, back into the image, so no rate bounds it.
 HALF_GRID_ATOL = 2e-2
 HALF_GRID_RATE = {"bilinear": 2e-3, "bicubic": 3.5e-3}
 HALF_GRID_CEILING = 0.125
@@ -27,39 +33,46 @@ FUSED, AFFINE, TENSORRT = "fused-grid-sample", "affine-grid", "tensorrt"
 TARGETS = (FUSED, AFFINE, TENSORRT)  # tensorrt: the fused form in the TensorRT profile (surgeon_ops.tensorrt)
 
 
-def _piece(symbols: Symbols, dim: tuple, size_value: str | None, axis: int):
-    """A size piece for a probe dim: a constant, a dim of a value's shape, or an element of an
+def _piece(symbols: Symbols, dim, size_value: str | None, axis: int) -> Piece | None:
+    """A size piece for an output dim: a constant, a dim of a value's shape, or an element of an
     int tensor (a size given as data, or the model's own size tensor for computed dims)."""
-    if dim[0] == "static":
-        return ("const", dim[1])
-    if dim[0] == "computed":
-        return ("elem", size_value, axis) if size_value else None
-    found = symbols.classes[dim[1]]
-    return ("dim" if found.kind == "shape" else "elem", found.value, found.axis)
+    if isinstance(dim, Static):
+        return Const(dim.n)
+    if isinstance(dim, Computed):
+        return ElemOf(size_value, axis) if size_value else None
+    found = symbols.classes[dim.cls]
+    return DimOf(found.value, found.axis) if found.kind == "shape" else ElemOf(found.value, found.axis)
 
 
-def _image_piece(image_dims: tuple, image: str, axis: int):
+def _image_piece(image_dims: tuple, image: str, axis: int) -> Piece:
     d = image_dims[axis] if len(image_dims) > axis else None
-    return ("const", d) if isinstance(d, int) else ("dim", image, axis)
+    return Const(d) if isinstance(d, int) else DimOf(image, axis)
 
 
-def make_plan(ctx: MatchContext, sampler: Sampler, found: Recognition, target: str, readers: list[str]) -> Plan | str:
+def make_plan(ctx: MatchContext, sampler: Sampler, found: Recognition, target: str,
+              readers: list[str]) -> Plan | Refusal:
+    plan = _plan(ctx, sampler, found, target, readers)
+    return Refusal(plan) if isinstance(plan, str) else plan
+
+
+def _plan(ctx: MatchContext, sampler: Sampler, found: Recognition, target: str, readers: list[str]) -> Plan | str:
     theta, symbols, verdict = found.theta, found.symbols, found.verdict
     k = verdict.k
     if sampler.mode == "bicubic" and k == 3:
         return "bicubic sampling of a volume (torch supports bicubic in 2-D only)"
     warnings = []
     form = "fused"
+    grid_op = f"custom.ops::{tensorrt_profile.op_type('AffineGrid') if target == TENSORRT else 'AffineGrid'}"
     if target == AFFINE:
         form = "grid"
     elif readers:
         form = "grid"
         warnings.append(f"not fused: the grid is also read by {', '.join(readers[:3])}; "
-                        "wrote custom.ops::AffineGrid and kept the sampler")
+                        f"wrote {grid_op} and kept the sampler")
     elif verdict.align_corners != sampler.align_corners:
         form = "grid"
         warnings.append(f"not fused: the grid uses align_corners={verdict.align_corners} and the sampler "
-                        f"{sampler.align_corners}; wrote custom.ops::AffineGrid and kept the sampler")
+                        f"{sampler.align_corners}; wrote {grid_op} and kept the sampler")
     image_decl = ctx.shape(sampler.x) or (None,) * (k + 2)
     elem = ctx.dtype(sampler.x) or TensorProto.FLOAT
     if form == "grid":
@@ -77,15 +90,15 @@ def make_plan(ctx: MatchContext, sampler: Sampler, found: Recognition, target: s
     narrow = _narrowing(verdict, theta_elem, elem)
     if narrow:
         return narrow
-    size_value = found.trace.known[verdict.size_from].size if verdict.size_from is not None else None
+    size_value = found.cut.known[verdict.size_from].size if verdict.size_from is not None else None
     # The sampler needs the grid's batch to be the image's: the image's batch is the size's N.
     # The size reads N and C from Shape(x) even where they are static (one Shape for all).
-    batch, channels = ("dim", sampler.x, 0), ("dim", sampler.x, 1)
+    batch, channels = DimOf(sampler.x, 0), DimOf(sampler.x, 1)
     spatial = [_piece(symbols, d, size_value, 2 + i) for i, d in enumerate(verdict.spatial)]
     if None in spatial:
         return "cannot name the tensors whose dims the output size follows"
-    if target == TENSORRT and any(p[0] != "const" for p in spatial):  # plugins get dims, not a size tensor's values
-        data = next((p[1] for p in spatial if p[0] == "elem"), None)
+    if target == TENSORRT and any(not isinstance(p, Const) for p in spatial):  # plugins get dims, not values
+        data = next((p.value for p in spatial if isinstance(p, ElemOf)), None)
         return ("target tensorrt: the output size is only known at run time, and a TensorRT plugin takes it as a "
                 "static attribute; " + (f"it is read from the values of {data!r}, which must become constants"
                                         if data else "fix the input dims (--input-shape NAME:D1,D2,...) so it folds"))
@@ -94,7 +107,7 @@ def make_plan(ctx: MatchContext, sampler: Sampler, found: Recognition, target: s
         return broadcast
 
     def dim_name(d):
-        return d[1] if d[0] == "static" else None if d[0] == "computed" else symbols.dim_name(d[1])
+        return d.n if isinstance(d, Static) else None if isinstance(d, Computed) else symbols.dim_name(d.cls)
 
     n_name = image_decl[0] if image_decl[0] is not None else dim_name(verdict.batch)
     out_dims = [n_name, image_decl[1], *(dim_name(d) for d in verdict.spatial)]
@@ -115,7 +128,10 @@ def make_plan(ctx: MatchContext, sampler: Sampler, found: Recognition, target: s
         warnings.append(f"the original computes the grid in {verdict.precision} precision, the rewrite {how} "
                         f"from the same theta: outputs differ by up to ~{atol / 2:.2g} per unit of image range "
                         f"(validate holds it to atol {atol:g})")
-    return Plan(atol=atol,
+    read_columns = _read_columns(verdict, found.layout)
+    if isinstance(read_columns, str):
+        return read_columns
+    return Plan(atol=atol, read_columns=read_columns,
         form=form, image=sampler.x, theta=theta, grid=sampler.grid,
         output=sampler.node.outputs[0] if sampler.node.outputs else None, k=k,
         layout=found.layout, align_corners=verdict.align_corners, mode=sampler.mode,
@@ -134,8 +150,12 @@ def _half_grid_atol(spatial, sampler: Sampler, precision: str) -> float | str:
     if not spatial or not all(isinstance(d, int) and d > 0 for d in spatial):
         return (f"the grid is computed in {precision} precision and the image's size is not static: the rounding's "
                 "effect grows with the size, so no tolerance can be declared (compute the grid in float32)")
+    if sampler.padding_mode == "reflection":
+        return (f"the grid is computed in {precision} precision and sampled with reflection: coordinates far outside "
+                "the image, rounded at half's coarse steps there, fold back inside by whole pixels, and no tolerance "
+                "bounds that (compute the grid in float32 and it fuses exactly)")
     rate = HALF_GRID_RATE.get(sampler.mode, max(HALF_GRID_RATE.values()))
-    rate *= (2 if sampler.padding_mode == "reflection" else 1) * (8 if precision == "bfloat16" else 1)  # 3 fewer bits
+    rate *= 8 if precision == "bfloat16" else 1  # 3 fewer bits
     atol = max(HALF_GRID_ATOL, rate * max(spatial))
     if atol > HALF_GRID_CEILING:
         return (f"the grid is computed in {precision} precision: at {max(spatial)} px its rounding moves samples "
@@ -150,27 +170,42 @@ _HALF = ("half", "bfloat16")
 
 
 def _narrowing(verdict: Verdict, theta_elem, elem) -> str | None:
-    """The contract types theta as the image (the grid as theta): a grid the original computes in
-    float32 from a float32 theta would be computed from a theta rounded to half. That moves every
-    sample by up to ~1e-3 of the image, by more than any tolerance when the image's values are
-    large: it cannot be proved equal."""
+    """The contract types theta as the image (the grid as theta): a theta the original reads (or
+    a grid it computes) at a wider type than the image's would be rounded by the rewrite. From
+    float32 to half that moves every sample by up to ~1e-3 of the image; from float64 to float32
+    a theta whose terms cancel (large translations against large coefficients) loses what the
+    original kept. Neither can be proved equal."""
     if verdict.precision in _HALF or theta_elem is None:
         return None
-    if elem == TensorProto.FLOAT16 and _WIDTH.get(theta_elem, 2) > 1:  # elem: float32 or float16 here
-        return (f"the grid is computed in {TensorProto.DataType.Name(theta_elem).lower()} but the image is "
-                f"{TensorProto.DataType.Name(elem).lower()}: the op's theta has the image's type and would round it")
+    if _WIDTH.get(theta_elem, 2) > _WIDTH.get(elem, 2):
+        return (f"theta is {TensorProto.DataType.Name(theta_elem).lower()} but the image is "
+                f"{TensorProto.DataType.Name(elem).lower()}: the op's theta has the image's type, and the rewrite "
+                "would round theta before computing the grid")
     return None
 
 
-def _broadcast(verdict: Verdict, batch: tuple):  # batch: the image's, as a piece
+def _read_columns(verdict: Verdict, layout) -> list[int] | None | str:
+    """For a mapped theta: the elements the original reads (the rewrite reads no other, so an
+    inf or NaN where the original never looks stays out of it); None when it reads them all."""
+    if verdict.theta_map is None or layout is None:
+        return None
+    p = layout.rows * layout.cols
+    read = [i for i in range(p) if verdict.reads >> i & 1]
+    unread = [i for i in range(p) if not verdict.reads >> i & 1]
+    if unread and np.any(verdict.theta_map.weight[unread] != 0):
+        return "the map fitted to the grid uses theta elements the proof says the grid never reads"
+    return read if unread else None
+
+
+def _broadcast(verdict: Verdict, batch: Piece) -> Piece | None | str:  # batch: the image's
     """The batch piece theta is expanded to, None, or why theta's batch does not fit."""
     if verdict.theta_value is not None:
         n = verdict.theta_value.shape[0]
         if n == 1:
-            return None if batch == ("const", 1) else batch
-        return None if verdict.batch == ("static", n) else "the fitted theta differs per item of a dynamic batch"
+            return None if batch == Const(1) else batch
+        return None if verdict.batch == Static(n) else "the fitted theta differs per item of a dynamic batch"
     if verdict.theta_batch == verdict.batch and not verdict.broadcast_theta:
         return None
-    if verdict.theta_batch == ("static", 1) or verdict.broadcast_theta:
+    if verdict.theta_batch == Static(1) or verdict.broadcast_theta:
         return batch
     return "theta's batch neither matches the grid's nor broadcasts from 1"

@@ -1,4 +1,4 @@
-"""Run a traced region once: theta (when fed), concrete dims for its ``Shape``/``Size`` leaves,
+"""Run a cut region once: theta (when fed), concrete dims for its ``Shape``/``Size`` leaves,
 concrete sizes for its run-time int tensors, and the analytic grids of known grid ops (which
 onnxruntime cannot always run) go in; the grid comes out."""
 
@@ -12,8 +12,7 @@ from onnx import TensorProto
 from surgeon import MatchContext, SurgeonError
 
 from .analytic import affine_grid
-from .symbols import Symbols
-from .trace import Trace
+from .cut import Cut
 
 
 class ProbeFailed(Exception):
@@ -27,8 +26,8 @@ class Run:
 
 
 class Region:
-    def __init__(self, ctx: MatchContext, trace: Trace, symbols: Symbols, dtype):
-        self.ctx, self.trace, self.symbols = ctx, trace, symbols
+    def __init__(self, ctx: MatchContext, cut: Cut, symbols, dtype):
+        self.ctx, self.cut, self.symbols = ctx, cut, symbols
         self.dtype = dtype  # theta's element type as numpy
 
     def _value(self, name: str, feeds: dict) -> np.ndarray:
@@ -42,11 +41,11 @@ class Region:
     def feeds(self, assign: dict[int, int], theta: np.ndarray | None) -> dict:
         sym = self.symbols
         feeds = {}
-        for node in self.trace.folded:  # a static Shape: fed, so the region never reads its tensor
+        for node in self.cut.folded:  # a static Shape: fed, so the region never reads its tensor
             feeds[node.outputs[0]] = np.asarray(self.ctx.constant(node.outputs[0]))
         if theta is not None:
-            feeds[self.trace.theta] = theta.reshape(sym.concrete(self.trace.theta, assign)).astype(self.dtype)
-        for leaf in self.trace.shape_leaves:
+            feeds[self.cut.theta] = theta.reshape(sym.concrete(self.cut.theta, assign)).astype(self.dtype)
+        for leaf in self.cut.shape_leaves:
             dims = sym.concrete(leaf.inputs[0], assign)
             if leaf.op_type == "Size":
                 feeds[leaf.outputs[0]] = np.array(int(np.prod(dims)), dtype=np.int64)
@@ -55,17 +54,19 @@ class Region:
             start, end = leaf.attr("start", 0), leaf.attr("end", rank)
             start, end = (start + rank if start < 0 else start), (end + rank if end < 0 else end)
             feeds[leaf.outputs[0]] = np.array(dims[max(0, start):max(0, min(end, rank))], dtype=np.int64)
-        for value in self.trace.int_leaves:
+        for value in self.cut.int_leaves:
             dtype = np.int32 if self.ctx.dtype(value) == TensorProto.INT32 else np.int64
             data = np.array(sym.concrete(value, assign), dtype=dtype)
             feeds[value] = data.reshape(()) if self.ctx.shape(value) == () else data
         return feeds
 
-    def run(self, assign: dict[int, int], theta: np.ndarray | None) -> Run:
+    def inputs(self, assign: dict[int, int], theta: np.ndarray | None) -> tuple[dict, dict]:
+        """Everything the region reads at these dims: the feeds, with the grids of the known grid
+        ops onnxruntime cannot run computed analytically; and each known op's size tensor."""
         feeds = self.feeds(assign, theta)
         sizes = {}
         try:
-            for i, op in enumerate(self.trace.known):
+            for i, op in enumerate(self.cut.known):
                 if op.size is not None:
                     sizes[i] = [int(s) for s in np.asarray(self._value(op.size, feeds)).reshape(-1)]
                     spatial = sizes[i][2:]
@@ -87,7 +88,16 @@ class Region:
                 # plan refuses a declaration the computed grid contradicts)
                 out = raw.dtype if raw.dtype.kind == "f" else self.dtype
                 feeds[op.node.outputs[0]] = grid.astype(out)
-            grid = np.asarray(self._value(self.trace.grid, feeds))
+        except SurgeonError as exc:
+            raise ProbeFailed(str(exc)) from None
+        except (ValueError, IndexError, TypeError) as exc:  # a size that makes no sense
+            raise ProbeFailed(f"{type(exc).__name__}: {exc}") from None
+        return feeds, sizes
+
+    def run(self, assign: dict[int, int], theta: np.ndarray | None) -> Run:
+        feeds, sizes = self.inputs(assign, theta)
+        try:
+            grid = np.asarray(self._value(self.cut.grid, feeds))
         except SurgeonError as exc:
             raise ProbeFailed(str(exc)) from None
         except (ValueError, IndexError, TypeError) as exc:  # a size that makes no sense

@@ -1,0 +1,165 @@
+"""Step 2, prove: is the grid, from the ops, affine in theta (or, with no theta, a function of
+the dims alone), and which theta elements does it read?
+
+The engine's abstract interpretation (``surgeon.recognise.prove``) walks the region from the cut to
+the grid at one set of dims the region runs at. Its leaves are what the graph says: theta is the
+variable; a ``Shape`` of a run-time tensor gives its declared static dims as constants and its
+dynamic dims as sizes of at least 1; a run-time integer tensor read as a size has no bounds and
+may only set sizes. The grid ops onnxruntime cannot run get a rule here: each grid element is
+row ``i`` of its item's theta times shape-derived coordinates.
+
+Decides, before any probe theta is compared: a ``GridProof`` (the theta elements read), or a
+``Refusal`` naming the op on theta's path with no affine rule, the branch on sizes, the integer
+input used as data, or the value_info the evaluated region contradicts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from surgeon import Refusal, SurgeonError
+from surgeon.recognise import (AFFINE, BRANCHED, DIMS, KNOWN, OTHER, Abstract, NotProved, branch_of, dims, known,
+                               mark_branch, prove, variable)
+
+from .cut import Cut, theta_layout
+from .grid_ops import CUSTOM_DOMAIN
+
+
+@dataclass
+class GridProof:
+    reads: int  # bitmask of theta's elements (one item, row-major) the grid is computed from
+    item: int  # elements in one theta item
+    narrowed: list[str]  # float casts that narrow on the way
+
+
+def _grid_rule(theta_index: int, size_index: int | None):
+    def rule(node, ins, vals, outs):
+        theta, out = ins[theta_index], np.asarray(outs[0])
+        if size_index is not None and size_index < len(ins) and ins[size_index] is not None \
+                and ins[size_index].top() >= AFFINE:
+            raise NotProved(f"{node.label}: its size depends on theta")
+        static = size_index is None or size_index >= len(ins) or ins[size_index] is None \
+            or ins[size_index].top() == KNOWN
+        k = out.shape[-1]
+        rows_kind = theta.kind[:, :k, :].max(axis=2)  # [N, k]
+        rows_reads = np.bitwise_or.reduce(theta.reads[:, :k, :], axis=2)
+        if not static:
+            rows_kind = np.maximum(rows_kind, DIMS)  # the coordinates follow the size
+        shape = (out.shape[0],) + (1,) * (out.ndim - 2) + (k,)
+        place = lambda x: np.broadcast_to(np.broadcast_to(x, (out.shape[0], k)).reshape(shape), out.shape).copy()
+        inf = np.full(out.shape, np.inf)
+        result = Abstract(place(rows_kind).astype(np.int8), place(rows_reads).astype(np.uint32), -inf, inf,
+                          theta.why, theta.data)
+        size = ins[size_index] if size_index is not None and size_index < len(ins) else None
+        if size is not None and size.sym is not None and size.kind.size == out.ndim:
+            syms = [int(v) for v in size.syms().reshape(-1)]
+            result.axes = (syms[0], *syms[2:], -1)
+            result.branch = size.branch
+        if size is not None:
+            result.resized = size.resized or branch_of([size])
+        source = branch_of([theta])
+        if source:
+            result = mark_branch(result, np.ones(out.shape, bool), source)
+        return [result]
+    return rule
+
+
+GRID_RULES = {("", "AffineGrid"): _grid_rule(0, 1), (CUSTOM_DOMAIN, "AffineGrid"): _grid_rule(0, 1)}
+
+
+def _aten(node, ins, vals, outs):
+    if node.attr("operator") == "affine_grid_generator":
+        return _grid_rule(0, 1)(node, ins, vals, outs)
+    raise NotProved(f"{node.label}: no rule for ATen operator {node.attr('operator')!r}")
+
+
+for _domain in ("", "org.pytorch.aten", "com.microsoft"):
+    GRID_RULES[(_domain, "ATen")] = _aten
+
+
+def _leaves(cut: Cut, symbols, feeds: dict, fixed: bool, group_of) -> dict[str, Abstract]:
+    leaves: dict[str, Abstract] = {}
+    if cut.theta is not None and not fixed:
+        owner = symbols.owners[cut.theta]
+        layout = theta_layout(owner)
+        leaves[cut.theta] = variable(np.shape(feeds[cut.theta]), layout.rows * layout.cols)
+        leaves[cut.theta].axes = tuple(-1 if isinstance(d, int) else group_of(d.cls) for d in owner)
+    for node in cut.folded:
+        leaves[node.outputs[0]] = known(np.asarray(feeds[node.outputs[0]]))
+    for leaf in cut.shape_leaves:
+        source_dims = symbols.owners[leaf.inputs[0]]
+        value = np.asarray(feeds[leaf.outputs[0]])
+        if leaf.op_type == "Size":
+            static = all(isinstance(d, int) for d in source_dims)
+            leaves[leaf.outputs[0]] = known(value) if static else dims(value.shape, 1, np.inf)
+            continue
+        rank = len(source_dims)
+        start, end = leaf.attr("start", 0), leaf.attr("end", rank)
+        start, end = (start + rank if start < 0 else start), (end + rank if end < 0 else end)
+        picked = source_dims[max(0, start):max(0, min(end, rank))]
+        abstract = dims(value.shape, 1, np.inf, sym=-1)
+        for i, d in enumerate(picked):
+            if isinstance(d, int):  # a declared static dim of a graph input: the model's interface
+                abstract.kind[i], abstract.lo[i], abstract.hi[i] = KNOWN, d, d
+            else:  # dims tied into one group are one dim: Max(N, N') of tied batches is settled
+                abstract.sym[i] = group_of(d.cls)
+        leaves[leaf.outputs[0]] = abstract
+    for value in cut.int_leaves:
+        leaves[value] = dims(np.shape(feeds[value]), -np.inf, np.inf, data=value)
+    return leaves
+
+
+class DoesNotRun(Exception):
+    """The region does not run at these dims (the original would not either): try others."""
+
+
+def prove_grid(ctx, cut: Cut, symbols, feeds: dict, fixed: bool, group_of) -> GridProof | Refusal:
+    """The proof at one set of dims (``feeds``: the region's inputs there), or why there is none;
+    ``DoesNotRun`` when the region does not run there. ``group_of(cls)``: the group of dims a
+    class is tied into at these dims."""
+    leaves = _leaves(cut, symbols, feeds, fixed, group_of)
+    try:
+        proof = prove(ctx, cut.nodes, [cut.grid], leaves, feeds, GRID_RULES)
+    except NotProved as exc:
+        return Refusal(str(exc))
+    except SurgeonError as exc:
+        raise DoesNotRun(str(exc)) from None
+    grid = proof.outputs[cut.grid]
+    if (grid.kind == OTHER).any():
+        what = "theta" if not fixed else "its inputs"
+        return Refusal(f"the grid is not affine in {what}: {grid.why or 'an op on its path has no affine rule'}")
+    if branch_of([grid]):
+        return Refusal(f"the grid's values depend on {branch_of([grid])}")
+    if grid.resized:  # only the batch may: the sampler holds it to the image's
+        axes = grid.axes
+        if axes is None or axes[0] != BRANCHED or any(a == BRANCHED for a in axes[1:]):
+            return Refusal(f"the grid's size depends on {grid.resized}")
+    lie = _declared_lie(ctx, cut, proof.values)
+    if lie:
+        return Refusal(lie)
+    item = 0
+    if cut.theta is not None and not fixed:
+        layout = theta_layout(symbols.owners[cut.theta])
+        item = layout.rows * layout.cols
+    return GridProof(grid.all_reads(), item, proof.narrowed)
+
+
+def _declared_lie(ctx, cut: Cut, values: dict) -> str | None:
+    """A declared static dim the region's values do not have: that value_info is not believed."""
+    for node in cut.nodes:
+        for out in node.outputs:
+            declared = ctx.shape(out) if out else None
+            actual = np.shape(values[out]) if out in values else None
+            if declared is None or actual is None or len(declared) != len(actual):
+                continue
+            if any(isinstance(d, int) and d != a for d, a in zip(declared, actual)):
+                return (f"{out!r} is declared {list(declared)} but computes {list(actual)} at the probe's dims: "
+                        "its declared shape is not the data's, and a size read from it would be wrong")
+    return None
+
+
+def unread(reads: int, rows: int, cols: int, k: int) -> list[tuple[int, int]]:
+    """The (row, column) elements of theta's first ``k`` rows the grid never reads."""
+    return [(i, j) for i in range(k) for j in range(cols) if not reads >> (i * cols + j) & 1]

@@ -1,0 +1,274 @@
+"""Rules for ops that move, select or make elements without arithmetic: each category follows
+its element. Indices, shapes and pads must not depend on the variables; where they depend on
+the dims, an element may come from anywhere along the axes they select (``spread``)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .arith import finish
+from .elements import AFFINE, BRANCHED, KNOWN, Abstract, NotProved, branch_of, dims, known, move
+from .elements import spread as _spread_all
+
+
+def _argument(node, ins, index: int, what: str, selects: bool = False) -> bool:
+    """True when argument ``index`` is a constant; False when it follows the dims. ``selects``:
+    the argument picks elements (indices, slice bounds) rather than sizing a result: a run-time
+    integer input may size things, never pick which elements the result holds."""
+    if index >= len(ins) or ins[index] is None:
+        return True
+    arg = ins[index]
+    top = arg.top()
+    if top >= AFFINE:
+        raise NotProved(f"{node.label}: its {what} depends on the variables")
+    if selects and arg.data and top != KNOWN:
+        raise NotProved(f"{node.label}: its {what} come from the run-time integer input {arg.data!r}, which may only "
+                        "set sizes, not pick elements")
+    return top == KNOWN
+
+
+def spread(a: Abstract, shape, args=()) -> Abstract:
+    """Indices that follow the dims: any element may land anywhere; from a branch on sizes, the
+    elements chosen are that branch's outcome."""
+    return _spread_all(a, shape, branch_of(args))
+
+
+def reshape(node, ins, vals, outs):
+    """Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout: order kept, shape from the output."""
+    shape = np.shape(outs[0])
+    result = move(ins[0], lambda x: np.reshape(x, shape))
+    extra = [finish(known(np.asarray(o)), o) for o in outs[1:]]  # Dropout's mask
+    return [finish(result, outs[0])] + extra
+
+
+def transpose(node, ins, vals, outs):
+    perm = node.attr("perm")
+    return [finish(move(ins[0], lambda x: np.transpose(x, perm)), outs[0])]
+
+
+def expand(node, ins, vals, outs):
+    _argument(node, ins, 1, "shape")
+    shape = np.shape(outs[0])
+    return [finish(move(ins[0], lambda x: np.broadcast_to(x, shape).copy()), outs[0])]
+
+
+def tile(node, ins, vals, outs):
+    _argument(node, ins, 1, "repeats")
+    repeats = [int(r) for r in np.asarray(vals[1]).reshape(-1)]
+    return [finish(move(ins[0], lambda x: np.tile(x, repeats)), outs[0])]
+
+
+def constant_of_shape(node, ins, vals, outs):
+    _argument(node, ins, 0, "shape")
+    return [finish(known(np.asarray(outs[0])), outs[0])]
+
+
+def range_(node, ins, vals, outs):
+    for i, what in enumerate(("start", "limit", "delta")):
+        _argument(node, ins, i, what)
+    if all(p.top() == KNOWN for p in ins[:3]):
+        return [finish(known(np.asarray(outs[0])), outs[0])]
+    start, limit = ins[0], ins[1]
+    lo = np.minimum(start.lo.min(initial=np.inf), limit.lo.min(initial=np.inf))
+    hi = np.maximum(start.hi.max(initial=-np.inf), limit.hi.max(initial=-np.inf))
+    result = dims(np.shape(outs[0]), lo, hi, start.data or limit.data)
+    source = branch_of(ins[:3])
+    if source:  # its length came out of a branch on sizes
+        result.axes, result.branch = (BRANCHED,), source
+    return [finish(result, outs[0])]
+
+
+def shape_of(node, ins, vals, outs):
+    """Shape/Size of a value the region computes: its dims follow the input's, and an axis whose
+    length is an input dim gives that dim."""
+    a = ins[0]
+    if node.op_type == "Size" or a.axes is None:
+        return [finish(dims(np.shape(outs[0]), 0, np.inf, a.data), outs[0])]
+    rank = len(a.axes)
+    start, end = node.attr("start", 0), node.attr("end", rank)
+    start, end = (start + rank if start < 0 else start), (end + rank if end < 0 else end)
+    syms = list(a.axes[max(0, start):max(0, min(end, rank))])
+    return [finish(dims(np.shape(outs[0]), 0, np.inf, a.data, sym=syms), outs[0])]
+
+
+def concat(node, ins, vals, outs):
+    parts = [p for p in ins if p is not None]
+    axis = int(node.attr("axis", 0)) % max(len(parts[0].shape), 1)
+    result = Abstract(*(np.concatenate([getattr(p, f) for p in parts], axis=axis) for f in ("kind", "reads", "lo", "hi")))
+    result.why = next((p.why for p in parts if p.why), None)
+    result.data = next((p.data for p in parts if p.data), None)
+    if any(p.sym is not None for p in parts):
+        result.sym = np.concatenate([p.syms() for p in parts], axis=axis)
+    result.branch = branch_of(parts)
+    return [finish(result, outs[0])]
+
+
+def split(node, ins, vals, outs):
+    a = ins[0]
+    axis = int(node.attr("axis", 0)) % max(len(a.shape), 1)
+    edges = np.cumsum([np.shape(o)[axis] for o in outs])[:-1]
+    pieces = [np.split(getattr(a, f), edges, axis=axis) for f in ("kind", "reads", "lo", "hi")]
+    syms = np.split(a.syms(), edges, axis=axis)
+    return [finish(Abstract(*(p[i] for p in pieces), a.why, a.data, syms[i], branch=a.branch), o)
+            for i, o in enumerate(outs)]
+
+
+def _onnx_slice(dim: int, start: int, end: int, step: int) -> np.ndarray:
+    """The indices ONNX's Slice takes along one axis (clamping as the spec says)."""
+    if step == 0:
+        raise NotProved("Slice with step 0")
+    start = start + dim if start < 0 else start
+    end = end + dim if end < 0 else end
+    if step > 0:
+        start, end = min(max(start, 0), dim), min(max(end, 0), dim)
+    else:
+        start, end = min(max(start, -1), dim - 1), min(max(end, -1), dim - 1)
+    return np.arange(start, end, step, dtype=np.int64)
+
+
+def slice_(node, ins, vals, outs):
+    a = ins[0]
+    rank = len(a.shape)
+    if len(ins) > 1:
+        if not all(_argument(node, ins, i, w, selects=True)
+                   for i, w in ((1, "starts"), (2, "ends"), (3, "axes"), (4, "steps"))):
+            return [finish(spread(a, np.shape(outs[0]), ins[1:]), outs[0])]
+        starts = np.asarray(vals[1]).reshape(-1)
+        ends = np.asarray(vals[2]).reshape(-1)
+        axes = np.asarray(vals[3]).reshape(-1) if len(vals) > 3 and vals[3] is not None else np.arange(len(starts))
+        steps = np.asarray(vals[4]).reshape(-1) if len(vals) > 4 and vals[4] is not None else np.ones(len(starts))
+    else:  # opset < 10: attributes
+        starts, ends = np.array(node.attr("starts")), np.array(node.attr("ends"))
+        axes = np.array(node.attr("axes", list(range(len(starts)))))
+        steps = np.ones(len(starts))
+    result = a
+    for s, e, ax, st in zip(starts, ends, axes, steps):
+        ax = int(ax) % rank
+        idx = _onnx_slice(a.shape[ax], int(s), int(e), int(st))
+        result = move(result, lambda x, idx=idx, ax=ax: np.take(x, idx, axis=ax))
+    return [finish(result, outs[0])]
+
+
+def _gather_along(node, ins, vals, outs, take):
+    """Gather and GatherElements: constant indices move each element; indices that follow the
+    dims may bring any element."""
+    a = ins[0]
+    axis = int(node.attr("axis", 0)) % max(len(a.shape), 1)
+    if not _argument(node, ins, 1, "indices", selects=True):
+        return [finish(spread(a, np.shape(outs[0]), ins[1:]), outs[0])]
+    idx = np.asarray(vals[1]).astype(np.int64)
+    idx = np.where(idx < 0, idx + a.shape[axis], idx)
+    return [finish(move(a, lambda x: take(x, idx, axis=axis)), outs[0])]
+
+
+def gather(node, ins, vals, outs):
+    return _gather_along(node, ins, vals, outs, np.take)
+
+
+def gather_elements(node, ins, vals, outs):
+    return _gather_along(node, ins, vals, outs, np.take_along_axis)
+
+
+def gather_nd(node, ins, vals, outs):
+    a = ins[0]
+    if not _argument(node, ins, 1, "indices", selects=True) or node.attr("batch_dims", 0):
+        return [finish(spread(a, np.shape(outs[0]), ins[1:]), outs[0])]
+    idx = np.asarray(vals[1]).astype(np.int64)
+    depth = idx.shape[-1]
+    idx = np.where(idx < 0, idx + np.array(a.shape[:depth]), idx)
+    return [finish(move(a, lambda x: x[tuple(idx[..., i] for i in range(depth))]), outs[0])]
+
+
+def scatter_nd(node, ins, vals, outs):
+    data, updates = ins[0], ins[2]
+    if node.attr("reduction", "none") not in ("none", "add") or not _argument(node, ins, 1, "indices", selects=True):
+        return [finish(spread(_union(data, updates), np.shape(outs[0]), ins[1:2]), outs[0])]
+    idx = np.asarray(vals[1]).astype(np.int64)
+    depth = idx.shape[-1]
+    idx = np.where(idx < 0, idx + np.array(data.shape[:depth]), idx)
+    where = tuple(idx[..., i] for i in range(depth))
+    result = move(data, np.copy)
+    adding = node.attr("reduction", "none") == "add"
+    for field in ("kind", "reads"):
+        target, source = getattr(result, field), getattr(updates, field)
+        if adding and field == "kind":
+            target[where] = np.maximum(target[where], source)
+        elif adding:
+            target[where] = target[where] | source
+        else:
+            target[where] = source
+    result.lo[where] = -np.inf if adding else updates.lo
+    result.hi[where] = np.inf if adding else updates.hi
+    flags = np.asarray(data.syms() == BRANCHED).copy()  # overwritten elements are no longer the dims they were
+    flags[where] = (updates.syms() == BRANCHED) | (flags[where] if adding else False)
+    result.sym = np.where(flags, BRANCHED, -1).astype(np.int32)
+    return [finish(_meta_of(result, [data, updates]), outs[0])]
+
+
+def scatter_elements(node, ins, vals, outs):
+    data, updates = ins[0], ins[2]
+    if node.attr("reduction", "none") not in ("none", "add") or not _argument(node, ins, 1, "indices", selects=True):
+        return [finish(spread(_union(data, updates), np.shape(outs[0]), ins[1:2]), outs[0])]
+    axis = int(node.attr("axis", 0)) % max(len(data.shape), 1)
+    idx = np.asarray(vals[1]).astype(np.int64)
+    idx = np.where(idx < 0, idx + data.shape[axis], idx)
+    result = move(data, np.copy)
+    adding = node.attr("reduction", "none") == "add"
+    for field in ("kind", "reads", "lo", "hi"):
+        target, source = getattr(result, field), getattr(updates, field)
+        if adding:
+            merged = np.take_along_axis(target, idx, axis)
+            source = {"kind": np.maximum(merged, source), "reads": merged | source,
+                      "lo": np.full(idx.shape, -np.inf), "hi": np.full(idx.shape, np.inf)}[field]
+        np.put_along_axis(target, idx, source, axis)
+    flags = np.asarray(data.syms() == BRANCHED).copy()
+    updated = np.asarray(updates.syms() == BRANCHED)
+    if adding:
+        updated = updated | np.take_along_axis(flags, idx, axis)
+    np.put_along_axis(flags, idx, updated, axis)
+    result.sym = np.where(flags, BRANCHED, -1).astype(np.int32)
+    return [finish(_meta_of(result, [data, updates]), outs[0])]
+
+
+def pad(node, ins, vals, outs):
+    a = ins[0]
+    mode = node.attr("mode", "constant")
+    if len(ins) > 1:
+        if not _argument(node, ins, 1, "pads") or not _argument(node, ins, 3, "axes"):
+            return [finish(spread(a, np.shape(outs[0]), ins[1:]), outs[0])]
+        pads = [int(p) for p in np.asarray(vals[1]).reshape(-1)]
+        axes = [int(x) % len(a.shape) for x in np.asarray(vals[3]).reshape(-1)] if len(vals) > 3 and \
+            vals[3] is not None else list(range(len(a.shape)))
+    else:
+        pads, axes = list(node.attr("pads")), list(range(len(a.shape)))
+    if len(ins) > 2 and ins[2] is not None and ins[2].top() >= AFFINE:
+        raise NotProved(f"{node.label}: its pad value depends on the variables")
+    n = len(axes)
+    widths = [(0, 0)] * len(a.shape)
+    for i, ax in enumerate(axes):
+        widths[ax] = (pads[i], pads[i + n])
+    crop = [slice(max(-b, 0), a.shape[ax] - max(-e, 0) if e < 0 else None) for ax, (b, e) in enumerate(widths)]
+    widths = [(max(b, 0), max(e, 0)) for b, e in widths]
+    np_mode = {"constant": "constant", "edge": "edge", "reflect": "reflect", "wrap": "wrap"}.get(mode)
+    if np_mode is None:
+        raise NotProved(f"{node.label}: Pad mode {mode!r} has no rule here")
+    value = np.asarray(outs[0])
+
+    def padded(x, fill):
+        x = x[tuple(crop)]
+        return np.pad(x, widths, mode=np_mode, constant_values=fill) if np_mode == "constant" else np.pad(x, widths,
+                                                                                                           mode=np_mode)
+    result = Abstract(padded(a.kind, KNOWN), padded(a.reads, 0), padded(a.lo, 0.0), padded(a.hi, 0.0), a.why, a.data,
+                      None if a.sym is None else padded(a.sym, -1), branch=a.branch)
+    return [finish(result, value)]
+
+
+def _union(a: Abstract, b: Abstract) -> Abstract:
+    return Abstract(np.array(max(a.top(), b.top()), np.int8), np.array(a.all_reads() | b.all_reads(), np.uint32),
+                    np.array(-np.inf), np.array(np.inf), a.why or b.why, a.data or b.data)
+
+
+def _meta_of(result: Abstract, parts) -> Abstract:
+    result.why = next((p.why for p in parts if p.why), None)
+    result.data = next((p.data for p in parts if p.data), None)
+    return result
