@@ -114,7 +114,8 @@ class ShapeTable:
         if self._inferred is None:  # plain inference first: it is enough for most values
             self._inferred = infer_shapes(self.proto, propagate=False)
         inferred = shape_of(self._inferred, name)
-        if (inferred is None or inferred[1] is None or None in inferred[1]) and not self._propagated:
+        if not self._propagated and (inferred is None or inferred[1] is None or any(
+                d is None or (isinstance(d, str) and d.startswith("unk__")) for d in inferred[1])):
             self._propagated = True  # a dim plain inference could not tell: sizes computed from shapes
             self._inferred = infer_shapes(self.proto) or self._inferred
             inferred = shape_of(self._inferred, name)
