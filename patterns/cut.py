@@ -166,7 +166,7 @@ def cut_grid(ctx: MatchContext, grid: str, image: str, pattern_name: str, past=f
                 runtime.append(v)
             continue
         if node.is_op("Constant"):
-            if v != grid and v not in past and theta_form(ctx, v) is not None:
+            if v != grid and v not in past and theta_form(ctx, v) is not None and not _shape_only(ctx, v):
                 candidates[v] = None  # a fixed theta; its node stays (the rewrite reads it)
             else:
                 members[id(node)] = node

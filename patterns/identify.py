@@ -123,7 +123,7 @@ class Identifier:
             return Failure(f"the region does not run on probe dims: {exc}", ran=False)
         grid = np.asarray(values[self.cut.grid] if self.cut.grid in values else self.ctx.constant(self.cut.grid))
         if sum(np.size(v) for v in values.values()) <= SHARED_SESSION_ELEMENTS:
-            self.region.share_session_with_proof()
+            self.region.share_session_with_proof(feeds, values)
         image_batch = self.symbols.concrete(self.symbols.image, base)[0]
         if grid.ndim and grid.shape[0] != image_batch:  # the sampler would refuse these dims: not the model's
             return Failure(f"the grid's batch {grid.shape[0]} is not the image's ({image_batch}) at these dims",

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from surgeon import Refusal, SurgeonError
-from surgeon.recognise import (AFFINE, BRANCHED, DIMS, KNOWN, OTHER, Abstract, NotProved, branch_of, dims, known,
+from surgeon.recognise import (AFFINE, BRANCH, BRANCHED, DIMS, KNOWN, OTHER, Abstract, NotProved, branch_of, dims, known,
                                mark_branch, prove, variable)
 
 from .cut import Cut, theta_layout
@@ -129,8 +129,10 @@ def prove_grid(ctx, cut: Cut, symbols, feeds: dict, fixed: bool, group_of, value
         raise DoesNotRun(str(exc)) from None
     grid = proof.outputs[cut.grid]
     if (grid.kind == OTHER).any():
-        what = "theta" if not fixed else "its inputs"
-        return Refusal(f"the grid is not affine in {what}: {grid.why or 'an op on its path has no affine rule'}")
+        why = grid.why or "an op on its path has no affine rule"
+        if BRANCH in why:  # affine, but with coefficients a branch chooses
+            return Refusal(f"the grid depends on {why}")
+        return Refusal(f"the grid is not affine in {'theta' if not fixed else 'its inputs'}: {why}")
     if branch_of([grid]):
         return Refusal(f"the grid's values depend on {branch_of([grid])}")
     if grid.resized:  # only the batch may: the sampler holds it to the image's
