@@ -9,10 +9,9 @@ duplicate or drop a node, corrupt an attribute; and, from seed 2031 on (older se
 their cases as they were), plant the traps that bend only far from where a probe looks (issue 27): a clamp at +-12 or +-20, a wrap with Mod, a tiny quadratic
 term, rounding to 2^-16, int32 fixed point, a branch on a dim (``Min(W, 64)``), an int input
 gating the grid, an initializer that is also a graph input, a value_info with static dims the
-data does not have. Each fused mutant is compared on validate's draws and again on inputs far
-past the probes (coordinates of tens of units, dynamic dims past 64, the int inputs at 0 and
-below). Case ``i`` of seed ``s`` is generated from ``(s, i)`` alone, so ``--replay s:i``
-rebuilds it exactly.
+data does not have. Each fused mutant is compared by ``surgeon.validate``: its near draws, then
+its far round (coordinates past +-20, dynamic dims past 64, integer inputs at -1 and 0). Case
+``i`` of seed ``s`` is generated from ``(s, i)`` alone, so ``--replay s:i`` rebuilds it exactly.
 
     python benchmarks/fuzz.py [--minutes 30] [--seed 0] [--jobs 1] [--timeout 60] [--out fuzz-findings]
     python benchmarks/fuzz.py --replay 0:123
@@ -407,20 +406,6 @@ def run_case(seed: int, index: int, samples: list[str], manifest: dict) -> dict:
         return {**verdict, "kind": "invalid", "detail": str(exc)}  # the mutant itself does not run
     except Exception as exc:
         return {**verdict, "kind": "invalid", "detail": f"{type(exc).__name__}: {exc}"}
-    declared = any(p.key == "surgeon.atol" for n in result.model.graph.node for p in n.metadata_props)
-    far = None if declared else _far_feeds(mutant, feeds)
-    if far is not None:  # the same model, far past the probes: coordinates of tens, dims past 64
-        # (not for rewrites that declare a tolerance: a half-precision original's own rounding
-        # grows with theta's magnitude, and the declaration holds for validate's draws)
-        try:
-            report = surgeon.validate(mutant, result.model, far, max_mismatch=1e-3, engine="reference")
-            if not report.passed:
-                failures = report.failures()
-                return {**verdict, "kind": "wrong", "detail": f"far inputs: {failures[0] if failures else '?'}"}
-        except SurgeonError:
-            pass  # the mutant does not run at those dims: the near comparison stands
-        except Exception as exc:
-            return {**verdict, "kind": "crash", "detail": "".join(traceback.format_exception(exc))[-2000:]}
     outcome = {}
     for engine in ("reference", "auto"):  # the reference kernels first; the op library says whose bug
         try:
@@ -441,31 +426,6 @@ def run_case(seed: int, index: int, samples: list[str], manifest: dict) -> dict:
     else:
         kind = "wrong"
     return {**verdict, "kind": kind, "detail": detail}
-
-
-def _far_feeds(model, feeds: dict) -> dict | None:
-    """Inputs past every probe: float inputs other than images scaled up 12x (translations and
-    coefficients of tens), dynamic spatial dims past 64 (images re-drawn at that size), int
-    inputs at -1 and 0."""
-    rng = np.random.default_rng(7)
-    out, changed = {}, False
-    for vi in model.graph.input:
-        if vi.name not in feeds:
-            continue
-        value = np.asarray(feeds[vi.name])
-        dims = vi.type.tensor_type.shape.dim
-        if value.dtype.kind in "iu":
-            out[vi.name] = np.full_like(value, -1 if rng.random() < 0.5 else 0)
-            changed = True
-        elif value.ndim in (4, 5):  # an image: dynamic spatial dims past 64
-            shape = [n if d.HasField("dim_value") or i < 2 else 64 + 3 * i
-                     for i, (n, d) in enumerate(zip(value.shape, dims))] if len(dims) == value.ndim else value.shape
-            changed |= list(shape) != list(value.shape)
-            out[vi.name] = rng.uniform(-1, 1, shape).astype(value.dtype)
-        else:
-            out[vi.name] = (value * 12).astype(value.dtype)
-            changed = True
-    return out if changed else None
 
 
 def _same(a: dict, b: dict) -> bool:

@@ -44,3 +44,22 @@ def draw_theta(shape, dtype, rng: np.random.Generator) -> np.ndarray:
             m[k, k] = 1.0  # homogeneous: the last row of an affine map
         items.append(m)
     return np.asarray(items, dtype=np.float64).reshape(shape).astype(dtype)
+
+
+def draw_theta_far(shape, dtype, rng: np.random.Generator) -> np.ndarray:
+    """far: scales 4-12 and shifts of 10-30 (coordinates past +-20), NaN in rows no affine map reads"""
+    theta = draw_theta(shape, np.float64, rng)
+    per_item = int(np.prod(shape[1:])) if len(shape) > 1 else 0
+    if per_item not in _FORMS:
+        return (theta * 12).astype(dtype)
+    rows, cols = _FORMS[per_item]
+    k = cols - 1
+    items = theta.reshape(-1, rows, cols)
+    items[:, :k, :k] *= rng.uniform(4.0, 12.0, size=(items.shape[0], 1, 1))
+    items[:, :k, k] = rng.uniform(10.0, 30.0, size=(items.shape[0], k)) * rng.choice([-1.0, 1.0], size=(items.shape[0], k))
+    if rows > k:  # a homogeneous matrix's last row: an affine grid never reads it
+        items[:, k:, :] = np.nan
+    return items.reshape(theta.shape).astype(dtype)
+
+
+draw_theta.far = draw_theta_far  # what validate's far round draws instead

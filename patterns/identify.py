@@ -39,6 +39,7 @@ from .verdict import Failure, Outcome, Verdict, stale_grid_type
 from .verify import TOLERANCES, Agreement, compare, precision
 
 MAP_SALT = 101  # probe thetas that fit a map are not the ones that then check it
+FIXED_ULPS = 16  # a constant grid's fit: rounding steps of its type it may be off by
 SHARED_SESSION_ELEMENTS = 1 << 16  # regions this small probe with the proof's session (every value out)
 MODES = ("plain", "fixed", "map")  # theta as fed; no theta (a fitted one); an affine map of theta
 
@@ -173,6 +174,11 @@ class Identifier:
         if k != grid.ndim - 2 or not np.issubdtype(grid.dtype, np.floating) or grid.size == 0:  # nothing to fit
             return Failure(f"a value of shape {list(grid.shape)} is not a grid", ran=True)
         self.k = k
+        if self.precision in ("single", "double"):
+            # A grid of constants and sizes has no probe theta to scale an error: held to a few
+            # rounding steps of its own type (a grid quantised to 2^-16 is not an affine one).
+            eps = float(np.finfo(grid.dtype).eps)
+            self.tol = (FIXED_ULPS * eps * max(1.0, float(np.abs(grid).max())), FIXED_ULPS * eps)
         for ac in self.acs:
             theta = fit_items(grid, ac, self.tol)
             if theta is None:

@@ -92,7 +92,7 @@ class Region:
                 feeds[op.node.outputs[0]] = grid.astype(out)
         except SurgeonError as exc:
             raise ProbeFailed(str(exc)) from None
-        except (ValueError, IndexError, TypeError) as exc:  # a size that makes no sense
+        except (ValueError, IndexError, TypeError, OverflowError) as exc:  # a size that makes no sense
             raise ProbeFailed(f"{type(exc).__name__}: {exc}") from None
         return feeds, sizes
 
@@ -118,6 +118,6 @@ class Region:
                 grid = np.asarray(self._value(self.cut.grid, feeds))
         except SurgeonError as exc:
             raise ProbeFailed(str(exc)) from None
-        except (ValueError, IndexError, TypeError) as exc:  # a size that makes no sense
+        except (ValueError, IndexError, TypeError, OverflowError) as exc:  # a size that makes no sense
             raise ProbeFailed(f"{type(exc).__name__}: {exc}") from None
         return Run(grid, sizes)

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from typing import Callable
 
-from onnx import ModelProto
+from onnx import ModelProto, TensorProto
 
 # Ops that pass their first input's values on, rearranged or converted, but not computed with.
 _PASS_THROUGH = frozenset({"Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Cast", "Slice", "Expand"})
+_FLOATS = (TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.DOUBLE)
 
 
 def input_drawers(model: ModelProto, plugins) -> dict[str, Callable]:
@@ -38,6 +39,37 @@ def input_drawers(model: ModelProto, plugins) -> dict[str, Callable]:
                 value = step.input[0]
             if value in inputs:
                 found.setdefault(value, draw)
+    return found
+
+
+def far_drawers(model: ModelProto, plugins) -> dict[str, Callable]:
+    """The far round's drawers: each input's own (its ``far`` variant is used), and every other
+    float input of homogeneous-matrix shape (``[..., 3, 3]``, ``[..., 4, 4]``) drawn with a far
+    transform draw the model's custom ops bring: a rewrite may read it through a map, not a
+    shape-only path, and the rows past the affine ones are where reading an element the original
+    never reads would show."""
+    found = dict(input_drawers(model, plugins))
+    graph = model.graph
+    transform = None
+    for node in graph.node:
+        if node.domain in ("", "ai.onnx"):
+            continue
+        try:
+            op = plugins.op(node.domain, node.op_type)
+        except Exception:
+            continue
+        transform = next((d for d in (op.draw_inputs or {}).values() if getattr(d, "far", None)), None) if op else None
+        if transform is not None:
+            break
+    if transform is None:
+        return found
+    inits = {t.name for t in graph.initializer}
+    for vi in graph.input:
+        dims = [d.dim_value for d in vi.type.tensor_type.shape.dim]
+        if vi.name in inits or vi.name in found or vi.type.tensor_type.elem_type not in _FLOATS:
+            continue
+        if len(dims) >= 2 and tuple(dims[-2:]) in ((3, 3), (4, 4)):
+            found[vi.name] = transform
     return found
 
 

@@ -27,11 +27,14 @@ DEFAULT_MAX_BYTES = 4 * 2**30
 DEFAULT_SEED = 0
 DYNAMIC_DIM_DEFAULT = 1
 FLOAT_LARGEST = 8.0  # the largest magnitude random floats take
+FAR_BATCH, FAR_DIM = 2, 67  # validate's far round: dynamic dims past 64 (the batch at 2)
+FAR_INTS = (-1, 1)  # and integers at -1 and 0 (where a gate or an index bites)
 
 
-def describe_floats() -> str:
+def describe_floats(far: bool = False) -> str:
     """How floats are drawn, for reports."""
-    return f"floats signed, half in [-1, 1), half of magnitude 1-{FLOAT_LARGEST:g}"
+    text = f"floats signed, half in [-1, 1), half of magnitude 1-{FLOAT_LARGEST:g}"
+    return text + (f"; far: dynamic dims {FAR_DIM} (batch {FAR_BATCH}), integers at -1 and 0" if far else "")
 
 
 def random_floats(rng: np.random.Generator, shape, dtype) -> np.ndarray:
@@ -96,8 +99,10 @@ def check_memory(total: int, max_bytes: int, what: str = "inputs") -> None:
 
 
 def resolve_shapes(specs: Sequence[InputSpec], overrides: Mapping[str, Sequence[int]] | None,
-                   names: Sequence[str] | None = None) -> tuple[dict[str, tuple[int, ...]], list[str]]:
-    """Concrete shapes for ``names`` (default: all specs), and notes on the dims defaulted."""
+                   names: Sequence[str] | None = None, far: bool = False
+                   ) -> tuple[dict[str, tuple[int, ...]], list[str]]:
+    """Concrete shapes for ``names`` (default: all specs), and notes on the dims defaulted (``far``:
+    dynamic dims at FAR_DIM, a leading one at FAR_BATCH)."""
     overrides = dict(overrides or {})
     by_name = {s.name: s for s in specs}
     for name, dims in overrides.items():
@@ -130,23 +135,26 @@ def resolve_shapes(specs: Sequence[InputSpec], overrides: Mapping[str, Sequence[
             elif isinstance(d, str) and d in named:
                 shape.append(named[d])
             else:
-                shape.append(DYNAMIC_DIM_DEFAULT)
+                shape.append((FAR_BATCH if i == 0 else FAR_DIM) if far else DYNAMIC_DIM_DEFAULT)
+                if isinstance(d, str) and d:
+                    named.setdefault(d, shape[-1])  # one symbol, one value
                 defaulted.append(f"{i} ({d})" if d else str(i))
-        if defaulted:
+        if defaulted and not far:
             notes.append(f"input {name!r}: dynamic dim(s) {', '.join(defaulted)} set to {DYNAMIC_DIM_DEFAULT} "
                          f"(use --input-shape {name}:...)")
         shapes[name] = tuple(shape)
     return shapes, notes
 
 
-def _random_array(rng: np.random.Generator, spec: InputSpec, shape: tuple[int, ...]) -> np.ndarray:
+def _random_array(rng: np.random.Generator, spec: InputSpec, shape: tuple[int, ...], far: bool = False) -> np.ndarray:
     dtype = spec.dtype
     if dtype is None or dtype.kind in "OUSV":
         raise SurgeonError(f"cannot make random values for input {spec.name!r} of type {spec.type_name}; give it")
     if dtype.kind == "f":
         return random_floats(rng, shape, dtype)
     if dtype.kind in "iu":
-        return rng.integers(0, 4, size=shape).astype(dtype)
+        low, high = FAR_INTS if far and dtype.kind == "i" else (0, 4)
+        return rng.integers(low, high, size=shape).astype(dtype)
     if dtype.kind == "b":
         return rng.integers(0, 2, size=shape).astype(bool)
     if dtype.kind == "c":
@@ -156,10 +164,11 @@ def _random_array(rng: np.random.Generator, spec: InputSpec, shape: tuple[int, .
 
 def random_inputs(model, input_shapes: Mapping[str, Sequence[int]] | None = None, seed: int = DEFAULT_SEED,
                   max_bytes: int = DEFAULT_MAX_BYTES, names: Sequence[str] | None = None,
-                  given_bytes: int = 0, drawers: Mapping[str, Callable] | None = None
+                  given_bytes: int = 0, drawers: Mapping[str, Callable] | None = None, far: bool = False
                   ) -> tuple[dict[str, np.ndarray], list[str]]:
     """Seeded random values for the model's inputs (or only ``names``), and notes on defaults.
-    ``drawers`` maps input names to ``draw(shape, dtype, rng)`` for inputs drawn their own way.
+    ``drawers`` maps input names to ``draw(shape, dtype, rng)`` for inputs drawn their own way;
+    ``far``: validate's far round (dims past 64, integers from -1, each drawer's ``far``).
 
     The memory they need (plus ``given_bytes`` already held) is checked before anything is
     allocated.
@@ -168,7 +177,7 @@ def random_inputs(model, input_shapes: Mapping[str, Sequence[int]] | None = None
 
     proto = load_model_proto(model).proto
     specs = input_specs(proto)
-    shapes, notes = resolve_shapes(specs, input_shapes, names)
+    shapes, notes = resolve_shapes(specs, input_shapes, names, far)
     by_name = {s.name: s for s in specs}
     total = given_bytes
     for name, shape in shapes.items():
@@ -179,11 +188,12 @@ def random_inputs(model, input_shapes: Mapping[str, Sequence[int]] | None = None
     feeds = {}
     for name, shape in shapes.items():
         draw = (drawers or {}).get(name)
+        draw = getattr(draw, "far", draw) if far else draw
         if draw is not None and by_name[name].dtype is not None and by_name[name].dtype.kind == "f":
             feeds[name] = np.asarray(draw(shape, by_name[name].dtype, rng)).astype(by_name[name].dtype)
             notes.append(f"input {name!r}: {describe(draw)}")
         else:
-            feeds[name] = _random_array(rng, by_name[name], shape)
+            feeds[name] = _random_array(rng, by_name[name], shape, far)
     return feeds, notes
 
 

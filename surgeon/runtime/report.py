@@ -60,11 +60,13 @@ class ValidationReport:
     # model's path, node count and weight bytes ({"original": {...}, "rewritten": {...}}).
     pictures: list = field(default_factory=list, repr=False)
     models: dict = field(default_factory=dict, repr=False)
+    far: "ValidationReport | None" = None  # the same checks on far draws (validate's second round)
 
     @property
     def passed(self) -> bool:
         return (not self.error and all(r.passed for r in self.rewrites)
-                and bool(self.outputs) and all(o.passed for o in self.outputs))
+                and bool(self.outputs) and all(o.passed for o in self.outputs)
+                and (self.far is None or self.far.passed))
 
     def failures(self) -> list[str]:
         """One line per failure, naming the rewrite or output."""
@@ -76,6 +78,8 @@ class ValidationReport:
         if self.error:
             lines.append(f"end to end: {self.error}")
         lines.extend(f"end to end: {c.describe()}" for c in self.outputs if not c.passed)
+        if self.far is not None:
+            lines.extend(f"far draws: {line}" for line in self.far.failures())
         return lines
 
     def summary(self, limit: int = 12) -> str:
@@ -93,6 +97,11 @@ class ValidationReport:
         ok = sum(r.passed for r in self.rewrites)
         lines.append(f"rewrites: {ok} of {len(self.rewrites)} match the original on its own activations")
         lines.extend(verdict_table(self, limit))
+        if self.far is not None:
+            lines.append(f"far draws ({self.far.inputs[0]['source'] if self.far.inputs else 'drawn'}): "
+                         + ("PASSED" if self.far.passed else "FAILED"))
+            if not self.far.passed:
+                lines.extend(f"  {line}" for line in self.far.failures()[:limit])
         lines.extend(f"note: {n}" for n in self.notes[:limit])
         lines.extend(f"note: {line}" for line in self.rounding_notes()[:limit])
         if self.timings:

@@ -151,8 +151,9 @@ def _pictures(label: str, p) -> str:
 
 def validation_section(validation) -> str:
     verdict = "PASSED" if validation.passed else "FAILED"
-    tol = ("per-dtype defaults (float32: atol 1e-3, rtol 1e-3)" if validation.atol is None and validation.rtol is None
-           else f"atol {validation.atol}, rtol {validation.rtol}")
+    tol = validation.tolerance_text()
+    if validation.far is not None:
+        tol += f"; far draws: {'PASSED' if validation.far.passed else 'FAILED'}"
     inputs = "".join(f"<li><code>{e(i['name'])}</code> {e(i['dtype'])}{e(str(i['shape']))}: {e(i['source'])}</li>"
                      for i in validation.inputs[:50])
     failures = "".join(f"<li>{e(f)}</li>" for f in validation.failures()[:50])

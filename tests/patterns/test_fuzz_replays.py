@@ -1,4 +1,4 @@
-"""The fuzzer's own cases of issue "Matcher II", replayed (each is rebuilt from seed and index):
+"""The fuzzer's own cases of issues "Matcher II" and "Matcher III", replayed (each is rebuilt from seed and index):
 none may be a silent wrong result or a pattern exception, and a near miss counts as a refusal."""
 
 import importlib.util
@@ -45,6 +45,10 @@ CASES = {
     "2028:32530": "float16 grid, bicubic: differs past the flat half-grid tolerance",
     "2026:8245": "float16 grid, one channel: 0.0232 past the flat half-grid tolerance 0.02",
     "2029:18459": "theta / 0 clipped to 0: a zero map of an infinite theta is NaN",
+    "2031:981": "a branch on sizes upstream of a size given as data: a dim of a value computed elsewhere was pinned",
+    "2031:3211": "int inputs gating a grid through ScatterND: the branch was lost in the scatter",
+    "2032:1062": "onnxruntime's optimiser computes Clip(max=Relu(constant)) otherwise: the original is run as written",
+    "2034:2509": "a constant grid rounded to 2^-16 passed the fit at the probe tolerance",
 }
 
 

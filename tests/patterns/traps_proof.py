@@ -20,9 +20,10 @@ def _finish(g: G, x: str, grid: str, opset: int = 20, padding: str = "zeros", mo
     return g.model(opset)
 
 
-def grid_op(op: str, trap: bool = True):
+def grid_op(op: str, trap: bool = True, padding: str = "zeros"):
     """An op on the grid that is the identity near the probes: Clip at +-20, a wrap with Mod past
-    +-30, a quadratic term of 1e-9, rounding to steps of 2^-16."""
+    +-30, a quadratic term of 1e-9, rounding to steps of 2^-16. (A clamp at 20 changes the output
+    only where padding reads past the image: reflection.)"""
     g = G()
     x = g.input("x", ["N", 3, "H", "W"])
     grid = _pair(g, g.input("theta", ["N", 2, 3]), x)
@@ -36,7 +37,7 @@ def grid_op(op: str, trap: bool = True):
     elif trap and op == "Round":
         steps = g.const(np.float32(65536))
         grid = g.op("Div", g.op("Round", g.op("Mul", grid, steps)), steps)
-    return _finish(g, x, grid)
+    return _finish(g, x, grid, padding=padding)
 
 
 def theta_op(op: str, trap: bool = True):
