@@ -9,7 +9,7 @@ surgeon_ops.tensorrt: plugin lookup attributes, static output sizes only).
 
 from __future__ import annotations
 
-from surgeon import Match, MatchContext, Node, Pattern, Refusal, RewriteContext, refuse
+from surgeon import BackWalk, Match, MatchContext, Node, Pattern, Refusal, RewriteContext, refuse
 from surgeon_ops.node_kernels import CUSTOM_OPS
 from surgeon_ops.tensorrt import profile as tensorrt_profile
 
@@ -97,11 +97,9 @@ def _other_readers(ctx: MatchContext, sampler: Sampler) -> list[str]:
 def _computing(ctx: MatchContext, value: str, region: list[Node]) -> set[int]:
     """Ids of the region's nodes that ``value`` depends on."""
     members = {id(n) for n in region}
-    found: set[int] = set()
-    stack = [value]
-    while stack:
-        node = ctx.producer(stack.pop())
-        if node is not None and id(node) in members and id(node) not in found:
-            found.add(id(node))
-            stack.extend(node.inputs)
-    return found
+    walk = BackWalk([value])
+    for v in walk:
+        node = ctx.producer(v)
+        if node is not None and id(node) in members and walk.take(node):
+            walk.into(node.inputs)
+    return {id(n) for n in walk.nodes()}

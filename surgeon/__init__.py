@@ -14,7 +14,7 @@ from .api import FuseResult, ValidateOptions, fuse, inspect, run
 from .attrs import make_attribute, make_attributes
 from .customop import CustomOp
 from .errors import SurgeonError
-from .graph import Node
+from .graph import BackWalk, Node
 from .lowering import sample_by_gathers
 from .plugins import PluginSet
 from .rewrite.context import MatchContext, RewriteContext
@@ -30,5 +30,5 @@ __all__ = [
     "ValidationReport",
     "Pattern", "Match", "Refusal", "refuse", "MatchContext", "RewriteContext", "Node", "CustomOp", "PluginSet",
     "make_attribute", "make_attributes", "SurgeonError", "Const", "match_template", "TemplateError",
-    "sample_by_gathers",
+    "sample_by_gathers", "BackWalk",
 ]

@@ -75,6 +75,12 @@ class Outputs:
         self.staged.append((tmp, final))
         return fd
 
+    def open(self, final: str, text: bool = False) -> IO:
+        """``new(final)`` as a file: "wb", or "w" in UTF-8 when text (what cannot be encoded is
+        written escaped, never an error half way)."""
+        mode = {"mode": "w", "encoding": "utf-8", "errors": "backslashreplace"} if text else {"mode": "wb"}
+        return os.fdopen(self.new(final), **mode)
+
     def commit(self) -> None:
         for tmp, final in self.staged[len(self.placed):]:
             publish(tmp, final)
@@ -94,8 +100,5 @@ class Outputs:
 
 def write_file(path: str, write: Callable[[IO], None], text: bool = False) -> None:
     """One file, atomically: ``write(f)`` fills it (f opened "wb", or "w" in UTF-8 when text)."""
-    with Outputs() as out:
-        fd = out.new(path)
-        mode = {"mode": "w", "encoding": "utf-8", "errors": "backslashreplace"} if text else {"mode": "wb"}
-        with os.fdopen(fd, **mode) as f:
-            write(f)
+    with Outputs() as out, out.open(path, text) as f:
+        write(f)

@@ -9,6 +9,11 @@ class SurgeonError(Exception):
     """A problem with the user's input or environment, reported as one line (never a traceback)."""
 
 
+def cannot_write(path, exc: OSError) -> SurgeonError:
+    """The one line for an output that could not be written (nothing of it is left behind)."""
+    return SurgeonError(f"{path}: cannot write ({exc.strerror or exc})")
+
+
 # onnxruntime's messages carry a status code, the source file and the C++ function: noise to a user.
 _ORT_NOISE = re.compile(r"\[ONNXRuntimeError\] : \d+ : \w+ : |\S+\.(?:cc|h|cpp):\d+ (?:\w+ )?|"
                         r"\S*onnxruntime::\S+(?:\(.*?\))?(?: const)?(?: \[with [^\]]*\])? ")

@@ -11,7 +11,7 @@ from onnx import TensorProto, numpy_helper
 
 from .atomicfile import Outputs, write_file
 from .datafile import DataFileWriter
-from .errors import SurgeonError
+from .errors import SurgeonError, cannot_write
 from .modelio import LoadedModel, files_read, input_files, iter_tensors, model_data_bytes, tensor_to_array
 from .wire import check_raw_size, tensor_nbytes, write_model
 
@@ -129,13 +129,13 @@ def save_model(loaded: LoadedModel, out_path: str | os.PathLike, external_data: 
                     os.close(fd)
             else:
                 _internalise(loaded)
-            with os.fdopen(out.new(out_path), "wb") as f:
+            with out.open(out_path) as f:
                 write_model(loaded.proto, f)  # streamed: no model-sized buffer
             for path, text in texts.items():
-                with os.fdopen(out.new(path), "w", encoding="utf-8", errors="backslashreplace") as f:
+                with out.open(path, text=True) as f:
                     f.write(text)
     except OSError as exc:
-        raise SurgeonError(f"{out_path}: cannot write ({exc.strerror or exc})") from None
+        raise cannot_write(out_path, exc) from None
     finally:
         _restore(undo)
 
@@ -160,4 +160,4 @@ def write_text_atomic(path: str | os.PathLike, text: str, inputs: Iterable[str] 
     try:
         write_file(path, lambda f: f.write(text), text=True)
     except OSError as exc:
-        raise SurgeonError(f"{path}: cannot write ({exc.strerror or exc})") from None
+        raise cannot_write(path, exc) from None

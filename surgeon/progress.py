@@ -19,6 +19,8 @@ import threading
 import time
 from typing import Iterable, Iterator, TypeVar
 
+from .amounts import bytes_text
+
 T = TypeVar("T")
 
 DELAY = 1.0  # seconds before anything is shown ($SURGEON_PROGRESS_DELAY overrides)
@@ -86,13 +88,7 @@ class Task:
 
 
 def _amount(n: int, unit: str) -> str:
-    if unit != "B":
-        return f"{n}{unit}"
-    for name in ("B", "KB", "MB", "GB"):
-        if n < 1024 or name == "GB":
-            return f"{n:.0f} {name}" if name == "B" else f"{n:.1f} {name}"
-        n /= 1024
-    return str(n)
+    return bytes_text(n) if unit == "B" else f"{n}{unit}"
 
 
 class _Screen:

@@ -4,5 +4,6 @@ alone costs more than the whole fuse budget on large models."""
 
 from .node import Node, is_op
 from .index import GraphIndex
+from .walk import BackWalk
 
-__all__ = ["Node", "GraphIndex", "is_op"]
+__all__ = ["Node", "GraphIndex", "is_op", "BackWalk"]

@@ -23,6 +23,7 @@ from .fold import MAX_READ, ConstantFolder
 from .index import GraphIndex, reads_of
 from .node import Node
 from .propagation import propagation_hazard
+from .walk import BackWalk
 
 MAX_VALUE = 1 << 23  # elements of any one value a probe feeds, reads or computes
 _SMALL_INTS = 64  # int feeds up to this size are sizes: shape inference is told their values
@@ -44,24 +45,16 @@ class Slice:
 def backward_slice(index: GraphIndex, outputs: list[str], stop_at=(), known=None) -> Slice:
     """``known(value)``: True for values to take as they are (constants) rather than compute."""
     stop = set(stop_at)
-    seen_nodes: dict[int, Node] = {}
     leaves: dict[str, None] = {}
-    stack = list(reversed(outputs))
-    visited: set[str] = set()
-    while stack:
-        value = stack.pop()
-        if not value or value in visited:
-            continue
-        visited.add(value)
+    walk = BackWalk(reversed(outputs))  # in the order given, each node's reads likewise
+    for value in walk:
         node = index.find_producer(value)
         if value in stop or node is None or (known is not None and value not in outputs and known(value)):
             leaves[value] = None
             continue
-        if id(node) not in seen_nodes:
-            seen_nodes[id(node)] = node
-            stack.extend(reversed(reads_of(node)))
-    nodes = sorted(seen_nodes.values(), key=lambda n: n.position)
-    return Slice(nodes, list(leaves))
+        if walk.take(node):
+            walk.into(reversed(reads_of(node)))
+    return Slice(walk.nodes(), list(leaves))
 
 
 class RegionEvaluator:

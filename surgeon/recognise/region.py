@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import SurgeonError
+from ..graph.walk import BackWalk
 from ..rewrite.match import Refusal
 
 _SHAPE_OPS = ("Shape", "Size")
@@ -49,12 +50,8 @@ def _is_shape(node) -> bool:
 def reads_only_shapes(ctx, value: str, also=None, max_nodes: int = 64) -> bool:
     """True when ``value`` is computed from constants and the shapes of tensors alone (and values
     ``also(ctx, v)`` accepts); False when it reads other run-time data, or the walk runs long."""
-    stack, seen, count = [value], set(), 0
-    while stack:
-        v = stack.pop()
-        if not v or v in seen:
-            continue
-        seen.add(v)
+    walk, count = BackWalk([value]), 0
+    for v in walk:
         node = ctx.producer(v)
         accepted = also is not None and also(ctx, v)
         if node is None:
@@ -63,10 +60,10 @@ def reads_only_shapes(ctx, value: str, also=None, max_nodes: int = 64) -> bool:
             continue
         if node.is_op("Constant") or _is_shape(node) or accepted:
             continue
-        count += 1
+        count += 1  # walked values, not distinct nodes: a node reached twice counts twice
         if count > max_nodes or node.subgraphs():
             return False
-        stack.extend(node.inputs)
+        walk.into(node.inputs)
     return True
 
 
@@ -93,12 +90,10 @@ def cut(ctx, output: str, is_variable, max_nodes: int = 400, max_candidates: int
 
 
 def _region(ctx, output: str, variable: str, max_nodes: int):
-    nodes, shapes, stack, seen = {}, [], [output], set()
-    while stack:
-        value = stack.pop()
-        if not value or value in seen or value == variable:
+    shapes, walk = [], BackWalk([output])
+    for value in walk:
+        if value == variable:
             continue
-        seen.add(value)
         node = ctx.producer(value)
         if ctx.constant(value) is not None:
             continue
@@ -106,16 +101,16 @@ def _region(ctx, output: str, variable: str, max_nodes: int):
             return Refusal(f"the output reads run-time data other than {variable!r}: {value!r}")
         if node.subgraphs():
             return Refusal(f"{node.label}: control flow between {variable!r} and the output")
-        nodes[id(node)] = node
-        if len(nodes) > max_nodes:
+        walk.take(node)
+        if walk.taken > max_nodes:
             return Refusal(f"more than {max_nodes} nodes between {variable!r} and the output")
         source = node.inputs[0] if _is_shape(node) else None
         if source is not None and source != variable and (ctx.producer(source) is None or
                                                           not reads_only_shapes(ctx, source)):
             shapes.append(node)  # the dims of a run-time tensor: fed by the probe
             continue
-        stack.extend(node.inputs)
-    return Region(output, variable, sorted(nodes.values(), key=lambda n: n.position), shapes)
+        walk.into(node.inputs)
+    return Region(output, variable, walk.nodes(), shapes)
 
 
 class Probe:

@@ -14,7 +14,7 @@ import onnx
 from onnx import GraphProto, ModelProto
 
 from ..errors import SurgeonError
-from ..graph import GraphIndex, Node
+from ..graph import BackWalk, GraphIndex, Node
 from ..graph.index import reads_of
 from ..graph.node import subgraphs_of
 from ..graph.fold import ConstantFolder
@@ -127,19 +127,14 @@ def _engine_refusal(index: GraphIndex, match: Match) -> str | None:
     # A cycle would need a path leaving the region and coming back into it. Positions are a
     # topological order, so the walk back only visits nodes placed after the region starts.
     start = min(n.position for n in match.nodes)
-    stack = [v for n in match.nodes for v in n.inputs if v and v not in produced]
-    seen: set[str] = set()
-    while stack:
-        value = stack.pop()
-        if value in seen:
-            continue
-        seen.add(value)
+    walk = BackWalk(v for n in match.nodes for v in n.inputs if v and v not in produced)
+    for value in walk:
         node = index.find_producer(value)
         if node is None or node.position < start:
             continue
         if id(node) in members:
             return "rewriting would create a cycle (a path leaves the match and re-enters it)"
-        stack.extend(v for v in node.inputs if v)
+        walk.into(node.inputs)
     return None
 
 

@@ -6,6 +6,8 @@ import json
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 
+from ..amounts import bytes_text
+
 
 @dataclass
 class Rewrite:
@@ -81,7 +83,7 @@ class Report:
             f"{verb} {len(self.rewrites)} chain(s)"
             + (f" ({', '.join(f'{p}: {n}' for p, n in sorted(by_pattern.items()))})" if by_pattern else "")
             + f": {self.nodes_before} -> {self.nodes_after} nodes, constants removed: "
-            f"{_bytes(self.constant_bytes_removed)}",
+            f"{bytes_text(self.constant_bytes_removed)}",
             f"refused {len(self.refusals)} near miss(es)",
         ]
         for r in self.rewrites[:limit]:
@@ -97,11 +99,3 @@ class Report:
             lines.append(f"  ... {len(self.refusals) - limit} more near miss(es) (see --report)")
         lines.extend(f"note: {n}" for n in self.notes)
         return "\n".join(lines)
-
-
-def _bytes(n: int) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if abs(n) < 1024 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n} B"

@@ -73,8 +73,9 @@ class Comparison:
             return self.message
         if self.max_abs is None:
             return f"{self.dtype}{self.shape}, no finite elements to compare"
-        text = (f"max abs {_g(self.max_abs)}, max rel {_g(self.max_rel)}, mean abs {_g(self.mean_abs)}; "
-                f"passes at atol {_g(self.required_atol)} (rtol {_g(self.rtol)}; given atol {_g(self.atol)})")
+        text = (f"max abs {figure(self.max_abs)}, max rel {figure(self.max_rel)}, mean abs {figure(self.mean_abs)}; "
+                f"passes at atol {figure(self.required_atol)} (rtol {figure(self.rtol)}; "
+                f"given atol {figure(self.atol)})")
         if self.mismatched:
             text += f"; {self.mismatched} of {self.total} element(s) outside tolerance"
             if self.worst_index is not None:
@@ -87,7 +88,7 @@ class Comparison:
 
     def rounding_note(self) -> str:
         """What the elements explained by rounding are, in words."""
-        what = (f"{self.explained} of {self.total} element(s) differ by up to {_g(self.explained_max)} only where "
+        what = (f"{self.explained} of {self.total} element(s) differ by up to {figure(self.explained_max)} only where "
                 "the original itself moves as far when its values move by a few ulps")
         if self.jumps:
             return (what + ": rounding ties (the original's result jumps there, as nearest sampling does at a "
@@ -95,7 +96,9 @@ class Comparison:
         return what + ": rounding the original is sensitive to; not failures"
 
 
-def _g(v) -> str:
+def figure(v) -> str:
+    """A figure as validation prints it (messages and the table alike): 3 significant digits,
+    "inf", or "-" for none."""
     if v is None:
         return "-"
     if isinstance(v, float) and math.isinf(v):

@@ -17,20 +17,27 @@ _PASS_THROUGH = frozenset({"Identity", "Reshape", "Flatten", "Squeeze", "Unsquee
 _FLOATS = (TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.DOUBLE)
 
 
-def input_drawers(model: ModelProto, plugins) -> dict[str, Callable]:
-    """``{model input name: draw(shape, dtype, rng)}`` for the custom nodes of ``model``."""
-    graph = model.graph
-    producer = {o: n for n in graph.node for o in n.output if o}
-    inputs = {i.name for i in graph.input} - {t.name for t in graph.initializer}
-    found: dict[str, Callable] = {}
+def _custom_ops(graph, plugins):
+    """(node, its plugin op) for each custom node a plugin of the set provides."""
     for node in graph.node:
         if node.domain in ("", "ai.onnx"):
             continue
         try:
             op = plugins.op(node.domain, node.op_type)
         except Exception:  # an unresolved plugin conflict is reported where the op is run
-            op = None
-        for index, draw in ((op.draw_inputs or {}).items() if op is not None else ()):
+            continue
+        if op is not None:
+            yield node, op
+
+
+def input_drawers(model: ModelProto, plugins) -> dict[str, Callable]:
+    """``{model input name: draw(shape, dtype, rng)}`` for the custom nodes of ``model``."""
+    graph = model.graph
+    producer = {o: n for n in graph.node for o in n.output if o}
+    inputs = {i.name for i in graph.input} - {t.name for t in graph.initializer}
+    found: dict[str, Callable] = {}
+    for node, op in _custom_ops(graph, plugins):
+        for index, draw in (op.draw_inputs or {}).items():
             value = node.input[index] if index < len(node.input) else ""
             while value and value not in inputs and value in producer:
                 step = producer[value]
@@ -51,14 +58,8 @@ def far_drawers(model: ModelProto, plugins) -> dict[str, Callable]:
     found = dict(input_drawers(model, plugins))
     graph = model.graph
     transform = None
-    for node in graph.node:
-        if node.domain in ("", "ai.onnx"):
-            continue
-        try:
-            op = plugins.op(node.domain, node.op_type)
-        except Exception:
-            continue
-        transform = next((d for d in (op.draw_inputs or {}).values() if getattr(d, "far", None)), None) if op else None
+    for _, op in _custom_ops(graph, plugins):
+        transform = next((d for d in (op.draw_inputs or {}).values() if getattr(d, "far", None)), None)
         if transform is not None:
             break
     if transform is None:

@@ -20,6 +20,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 from onnx import ModelProto, TensorProto, helper
 
+from ..amounts import bytes_text
 from ..errors import SurgeonError
 from .draws import describe
 
@@ -82,18 +83,10 @@ def input_specs(proto: ModelProto) -> list[InputSpec]:
     return specs
 
 
-def human_bytes(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} GiB"
-
-
 def check_memory(total: int, max_bytes: int, what: str = "inputs") -> None:
     if total > max_bytes:
         raise SurgeonError(
-            f"{what} would need {human_bytes(total)}, more than the {human_bytes(max_bytes)} limit; "
+            f"{what} would need {bytes_text(total, iec=True)}, more than the {bytes_text(max_bytes, iec=True)} limit; "
             "raise it with --max-memory GiB (max_bytes= in the library)"
         )
 

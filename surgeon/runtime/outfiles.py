@@ -10,7 +10,7 @@ import re
 import numpy as np
 
 from ..atomicfile import write_file
-from ..errors import SurgeonError
+from ..errors import SurgeonError, cannot_write
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 _MAX_STEM = 120
@@ -45,7 +45,7 @@ def save_array_atomic(path: str, value: np.ndarray) -> None:
     try:
         write_file(path, lambda f: np.save(f, value, allow_pickle=False))
     except OSError as exc:
-        raise SurgeonError(f"{path}: cannot write ({exc.strerror or exc})") from None
+        raise cannot_write(path, exc) from None
 
 
 def write_outputs(folder: str, values: dict[str, np.ndarray]) -> dict[str, str]:

@@ -3,20 +3,10 @@ value, the figures in aligned columns (the same columns for the rewrites and end
 
 from __future__ import annotations
 
-import math
-
-from .compare import Comparison
+from .compare import Comparison, figure
 
 HEADER = ("", "VALUE", "TYPE", "MAX ABS", "MAX REL", "MEAN ABS", "NEEDS ATOL", "ATOL", "OUTSIDE TOL")
 NUMERIC = {3, 4, 5, 6, 7}  # right-aligned columns
-
-
-def _g(v) -> str:
-    if v is None:
-        return "-"
-    if isinstance(v, float) and math.isinf(v):
-        return "inf"
-    return f"{v:.3g}"
 
 
 def _type(c: Comparison) -> str:
@@ -37,8 +27,8 @@ def row(c: Comparison) -> tuple:
     carries it after the type instead of figures."""
     if c.message:
         return (c.status, repr(c.name), _type(c), c.message)
-    return (c.status, repr(c.name), _type(c), _g(c.max_abs), _g(c.max_rel), _g(c.mean_abs),
-            _g(c.required_atol), _g(c.atol), _outside(c))
+    return (c.status, repr(c.name), _type(c), figure(c.max_abs), figure(c.max_rel), figure(c.mean_abs),
+            figure(c.required_atol), figure(c.atol), _outside(c))
 
 
 def verdict_table(report, limit: int = 12) -> list[str]:

@@ -10,6 +10,7 @@ from collections import Counter
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
+from ..amounts import bytes_text
 from .sections import misses_section, rewrites_section, validation_section
 
 HERE = Path(__file__).parent
@@ -23,14 +24,6 @@ def _script(text: str) -> str:
     """Text safe inside <script>: no closing tag, no source-map fetch."""
     lines = [ln for ln in text.splitlines() if not ln.startswith("//# sourceMappingURL=")]
     return "\n".join(lines).replace("</script", "<\\/script")
-
-
-def _bytes(n: int) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if abs(n) < 1024 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n} B"
 
 
 def _surgeon_version() -> str:
@@ -77,8 +70,8 @@ def summary(report, validation) -> str:
         rows.append(("near misses", f"<b data-count='misses'>{len(report.refusals)}</b>"))
         rows.append(("passes", f"{report.passes} over the main graph (the last finds nothing new)"))
         rows.append(("nodes", f"{report.nodes_before} &rarr; {report.nodes_after}"))
-        rows.append(("weights and constants", f"{_bytes(report.bytes_before)} &rarr; {_bytes(report.bytes_after)} "
-                                              f"({_bytes(report.constant_bytes_removed)} removed)"))
+        rows.append(("weights and constants", f"{bytes_text(report.bytes_before)} &rarr; {bytes_text(report.bytes_after)} "
+                                              f"({bytes_text(report.constant_bytes_removed)} removed)"))
         rows.append(("time", f"{report.seconds:.2f} s matching and rewriting"))
     if validation is not None:
         if report is None:
@@ -87,7 +80,7 @@ def summary(report, validation) -> str:
             info = validation.models.get(key)
             if info and report is None:
                 rows.append((f"{key} model", f"{e(info['path'] or '(in memory)')}: {info['nodes']} nodes, "
-                                             f"{_bytes(info['bytes'])} of weights and constants"))
+                                             f"{bytes_text(info['bytes'])} of weights and constants"))
         verdict = "PASSED" if validation.passed else "FAILED"
         rows.append(("validation", f"<b class='{'ok' if validation.passed else 'fail'}' data-verdict='{verdict}'>"
                                    f"{verdict}</b> on {e(validation.device)}; {e(validation.engine)}"))
