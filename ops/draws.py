@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-# Elements per item -> (rows, cols) of the matrix they hold, flattened or not.
-_FORMS = {6: (2, 3), 12: (3, 4), 9: (3, 3), 16: (4, 4)}
+from .theta_forms import FLAT
 
 
 def _linear(k: int, rng: np.random.Generator) -> np.ndarray:
@@ -29,9 +28,9 @@ def draw_theta(shape, dtype, rng: np.random.Generator) -> np.ndarray:
     """transform matrices: any rotation, reflections, scales 0.5-2, shears, shifts past the edge"""
     shape = tuple(int(d) for d in shape)
     per_item = int(np.prod(shape[1:])) if len(shape) > 1 else 0
-    if per_item not in _FORMS or (len(shape) == 3 and shape[1:] != _FORMS[per_item]):
+    if per_item not in FLAT or (len(shape) == 3 and shape[1:] != FLAT[per_item]):
         return rng.uniform(-1.0, 1.0, size=shape).astype(dtype)
-    rows, cols = _FORMS[per_item]
+    rows, cols = FLAT[per_item]
     k = cols - 1
     items = []
     for _ in range(shape[0]):
@@ -50,9 +49,9 @@ def draw_theta_far(shape, dtype, rng: np.random.Generator) -> np.ndarray:
     """far: scales 4-12 and shifts of 10-30 (coordinates past +-20), NaN in rows no affine map reads"""
     theta = draw_theta(shape, np.float64, rng)
     per_item = int(np.prod(shape[1:])) if len(shape) > 1 else 0
-    if per_item not in _FORMS:
+    if per_item not in FLAT:
         return (theta * 12).astype(dtype)
-    rows, cols = _FORMS[per_item]
+    rows, cols = FLAT[per_item]
     k = cols - 1
     items = theta.reshape(-1, rows, cols)
     items[:, :k, :k] *= rng.uniform(4.0, 12.0, size=(items.shape[0], 1, 1))

@@ -59,47 +59,49 @@ def fused_grid_sample(ctx: RewriteContext, node: Node, opset: int) -> str | None
     x, theta, size_input = _input(node, 0), _input(node, 1), _input(node, 2)
     if x is None or theta is None:
         return "needs the image and theta inputs"
-    settings, reason = _settings(node, size_input)
-    k = _spatial_rank(ctx, settings["output_size"], size_input, x, theta)
-    if k not in (2, 3):
-        return reason or "cannot tell whether it samples in 2-D or 3-D (no shapes)"
-    reason = reason or unexpressible(opset, k, sampler=True, gathers=True)
-    if reason:
-        return reason
-    em = GraphEmitter(ctx, node.name or "FusedGridSample")
-    size = Size(settings["output_size"], lambda: size_input or em.op(
-        "Concat", [em.op("Shape", [x], start=0, end=2), em.const(settings["output_size"])], axis=0))
-    half = _half(ctx, x)
-    theta, image = (onnx_grid.in_float32(em, theta), onnx_grid.in_float32(em, x)) if half else (theta, x)
-    grid = onnx_grid.affine_grid(em, theta, size, k, settings["align"], opset)
-    y = grid_sample(em, image, grid, settings["mode"], settings["padding"], settings["align"], opset,
-                    out=None if half else node.outputs[0], k=k)
-    if half:
-        em.op("CastLike", [y, x], out=node.outputs[0])
-    return None
+    return _write(ctx, node, opset, theta, size_input, x)
 
 
 def affine_grid(ctx: RewriteContext, node: Node, opset: int) -> str | None:
     theta, size_input = _input(node, 0), _input(node, 1)
     if theta is None:
         return "needs the theta input"
+    return _write(ctx, node, opset, theta, size_input, None)
+
+
+def _write(ctx: RewriteContext, node: Node, opset: int, theta: str, size_input: str | None,
+           x: str | None) -> str | None:
+    """Either op: the sampler when ``x`` (the image) is given, else the grid alone; or why it
+    cannot be written at this opset."""
     settings, reason = _settings(node, size_input)
-    k = _spatial_rank(ctx, settings["output_size"], size_input, None, theta)
+    k = _spatial_rank(ctx, settings["output_size"], size_input, x, theta)
     if k not in (2, 3):
-        return reason or "cannot tell whether the grid is 2-D or 3-D (no shapes)"
-    reason = reason or unexpressible(opset, k, sampler=False)
+        what = "it samples in" if x else "the grid is"
+        return reason or f"cannot tell whether {what} 2-D or 3-D (no shapes)"
+    reason = reason or unexpressible(opset, k, sampler=x is not None, gathers=True)
     if reason:
         return reason
-    em = GraphEmitter(ctx, node.name or "AffineGrid")
-    # The standard op reads N from the size; C is not used.
-    size = Size(settings["output_size"], lambda: size_input or em.op(
-        "Concat", [em.op("Shape", [theta], start=0, end=1), em.const([1, *settings["output_size"]])], axis=0))
-    half = _half(ctx, theta)
-    grid = onnx_grid.affine_grid(em, onnx_grid.in_float32(em, theta) if half else theta, size, k, settings["align"],
-                                 opset, out=None if half else node.outputs[0])
+    em = GraphEmitter(ctx, node.name or ("FusedGridSample" if x else "AffineGrid"))
+    size = Size(settings["output_size"], lambda: size_input or _size_tensor(em, x, theta, settings["output_size"]))
+    typed = x or theta  # the output has its type
+    half = _half(ctx, typed)
+    theta_in, x_in = (onnx_grid.in_float32(em, theta), x and onnx_grid.in_float32(em, x)) if half else (theta, x)
+    out = None if half else node.outputs[0]
+    result = onnx_grid.affine_grid(em, theta_in, size, k, settings["align"], opset, out=None if x else out)
+    if x:
+        result = grid_sample(em, x_in, result, settings["mode"], settings["padding"], settings["align"], opset,
+                             out=out, k=k)
     if half:
-        em.op("CastLike", [grid, theta], out=node.outputs[0])
+        em.op("CastLike", [result, typed], out=node.outputs[0])
     return None
+
+
+def _size_tensor(em: GraphEmitter, x: str | None, theta: str, output_size: list[int]) -> str:
+    """``[N, C, *output_size]``: N and C from the image; for the grid alone N from theta and a C
+    of 1 (the standard AffineGrid reads N from the size, and not C)."""
+    if x:
+        return em.op("Concat", [em.op("Shape", [x], start=0, end=2), em.const(output_size)], axis=0)
+    return em.op("Concat", [em.op("Shape", [theta], start=0, end=1), em.const([1, *output_size])], axis=0)
 
 
 def _half(ctx: RewriteContext, value: str) -> bool:

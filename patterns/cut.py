@@ -18,15 +18,12 @@ from dataclasses import dataclass, field
 
 from onnx import TensorProto
 
-from surgeon import MatchContext, Node, Refusal
+from surgeon import BackWalk, MatchContext, Node, Refusal
 from surgeon.recognise import reads_only_shapes
+from surgeon_ops.theta_forms import MATRICES, matrix_dims
 
 from .grid_ops import KnownGrid, read_known_grid
 
-# Trailing dims of a theta-shaped value -> (spatial rank k, homogeneous?). Rank-3 matrices, or
-# rank-2 rows of their coefficients ([N, 6] is theta flattened, as fc layers emit it).
-THETA_FORMS = {(2, 3): (2, False), (3, 4): (3, False), (3, 3): (2, True), (4, 4): (3, True)}
-FLAT_FORMS = {(6,): (2, 3), (12,): (3, 4), (9,): (3, 3), (16,): (4, 4)}
 _FLOATS = {TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.DOUBLE, TensorProto.BFLOAT16}
 _INTS = {TensorProto.INT64, TensorProto.INT32}
 MAX_INT_LEAF = 5  # a size tensor holds at most [N, C, D, H, W]
@@ -54,15 +51,6 @@ class CutRefusal(Refusal):
     through: list[str] = field(default_factory=list)
 
 
-def matrix_dims(dims) -> tuple[int, int] | None:
-    """(rows, cols) of the matrices a theta-shaped value holds, from its dims."""
-    if dims is None or len(dims) not in (2, 3) or not all(isinstance(d, int) for d in dims[1:]):
-        return None
-    if len(dims) == 3:
-        return (dims[1], dims[2]) if (dims[1], dims[2]) in THETA_FORMS else None
-    return FLAT_FORMS.get((dims[1],))
-
-
 @dataclass
 class ThetaLayout:
     rows: int
@@ -71,11 +59,11 @@ class ThetaLayout:
 
     @property
     def k(self) -> int:
-        return THETA_FORMS[(self.rows, self.cols)][0]
+        return MATRICES[(self.rows, self.cols)][0]
 
     @property
     def homogeneous(self) -> bool:
-        return THETA_FORMS[(self.rows, self.cols)][1]
+        return MATRICES[(self.rows, self.cols)][1]
 
 
 def theta_layout(dims) -> ThetaLayout | None:
@@ -120,7 +108,7 @@ def _is_int_leaf(ctx: MatchContext, value: str) -> bool:
     return ctx.constant(value) is None and not _derivable(ctx, value)
 
 
-def _unflatten(ctx: MatchContext, theta: str, members: dict) -> str:
+def _unflatten(ctx: MatchContext, theta: str, walk: BackWalk) -> str:
     """A flat theta ([N, 9]) that only reshapes a matrix ([N, 3, 3]): cut at the matrix, so the
     rewrite reads it directly instead of reshaping it back."""
     node = ctx.producer(theta)
@@ -129,14 +117,13 @@ def _unflatten(ctx: MatchContext, theta: str, members: dict) -> str:
     source = node.inputs[0]
     if len(ctx.shape(source) or ()) != 3 or theta_form(ctx, source) is None or ctx.constant(source) is not None:
         return theta
-    members[id(node)] = node
+    walk.take(node)
     return source
 
 
 def cut_grid(ctx: MatchContext, grid: str, image: str, pattern_name: str, past=frozenset()) -> Cut | CutRefusal:
     """The grid's region and its theta, or why it is not one theta's grid. Values in ``past``
     are walked through, not taken as the cut (a transposed square matrix looks like theta too)."""
-    members: dict[int, Node] = {}
     candidates: dict[str, None] = {}
     runtime: list[str] = []
     shape_leaves: list[Node] = []
@@ -144,12 +131,8 @@ def cut_grid(ctx: MatchContext, grid: str, image: str, pattern_name: str, past=f
     folded: list[Node] = []
     constants: dict[str, None] = {}
     int_leaves: dict[str, None] = {}
-    stack, seen = [grid], set()
-    while stack:
-        v = stack.pop()
-        if not v or v in seen:
-            continue
-        seen.add(v)
+    walk = BackWalk([grid])  # the region's nodes are the ones it takes
+    for v in walk:
         if v == image:  # the image's values (not its shape): a flow field, features
             runtime.append(v)
             break
@@ -169,25 +152,25 @@ def cut_grid(ctx: MatchContext, grid: str, image: str, pattern_name: str, past=f
             if v != grid and v not in past and theta_form(ctx, v) is not None and not _shape_only(ctx, v):
                 candidates[v] = None  # a fixed theta; its node stays (the rewrite reads it)
             else:
-                members[id(node)] = node
+                walk.take(node)
             continue
         grid_op = read_known_grid(ctx, node, pattern_name)
         if grid_op is not None:
-            members[id(node)] = node
+            walk.take(node)
             known.append(grid_op)
             if grid_op.theta in past:
-                stack.append(grid_op.theta)
+                walk.into([grid_op.theta])
             else:
                 candidates[grid_op.theta] = None
-            stack.extend(n for n in node.inputs[1:] if n)
+            walk.into(node.inputs[1:])
             continue
         if v != grid and v not in past and theta_form(ctx, v) is not None and not _shape_only(ctx, v):
             candidates[v] = None
             continue
         if node.subgraphs():
             return CutRefusal(f"the grid is computed with control flow ({node.label})")
-        members[id(node)] = node
-        if len(members) > MAX_REGION_NODES:
+        walk.take(node)
+        if walk.taken > MAX_REGION_NODES:
             return CutRefusal(f"no theta-shaped cut within {MAX_REGION_NODES} nodes of the grid")
         if _is_shape_op(node):
             if ctx.constant(v) is not None:
@@ -198,7 +181,7 @@ def cut_grid(ctx: MatchContext, grid: str, image: str, pattern_name: str, past=f
             if source == image or ctx.producer(source) is None or not _derivable(ctx, source):
                 shape_leaves.append(node)
                 continue
-        stack.extend(node.inputs)
+        walk.into(node.inputs)
 
     # A run-time theta is the cut. Without one, a constant theta (a buffer, an identity) is one
     # too: the rewrite reads it where it is. Without either, the grid itself is constant.
@@ -216,7 +199,6 @@ def cut_grid(ctx: MatchContext, grid: str, image: str, pattern_name: str, past=f
     theta = live[0] if live else fixed[0] if fixed else None
     constants.update((c, None) for c in fixed if c != theta)
     if theta is not None:
-        theta = _unflatten(ctx, theta, members)
-    nodes = sorted(members.values(), key=lambda n: n.position)
-    return Cut(grid, theta, nodes, shape_leaves, known, list(constants), folded, constant_theta=not live,
+        theta = _unflatten(ctx, theta, walk)
+    return Cut(grid, theta, walk.nodes(), shape_leaves, known, list(constants), folded, constant_theta=not live,
                  int_leaves=list(int_leaves))

@@ -4,6 +4,7 @@ onnxruntime cannot always run) go in; the grid comes out."""
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,6 +18,17 @@ from .cut import Cut
 
 class ProbeFailed(Exception):
     pass
+
+
+@contextmanager
+def _probe_failure():
+    """What stops a run of the region, as a ``ProbeFailed`` with its reason."""
+    try:
+        yield
+    except SurgeonError as exc:
+        raise ProbeFailed(str(exc)) from None
+    except (ValueError, IndexError, TypeError, OverflowError) as exc:  # a size that makes no sense
+        raise ProbeFailed(f"{type(exc).__name__}: {exc}") from None
 
 
 @dataclass
@@ -67,7 +79,7 @@ class Region:
         ops onnxruntime cannot run computed analytically; and each known op's size tensor."""
         feeds = self.feeds(assign, theta)
         sizes = {}
-        try:
+        with _probe_failure():
             for i, op in enumerate(self.cut.known):
                 if op.size is not None:
                     sizes[i] = [int(s) for s in np.asarray(self._value(op.size, feeds)).reshape(-1)]
@@ -90,10 +102,6 @@ class Region:
                 # plan refuses a declaration the computed grid contradicts)
                 out = raw.dtype if raw.dtype.kind == "f" else self.dtype
                 feeds[op.node.outputs[0]] = grid.astype(out)
-        except SurgeonError as exc:
-            raise ProbeFailed(str(exc)) from None
-        except (ValueError, IndexError, TypeError, OverflowError) as exc:  # a size that makes no sense
-            raise ProbeFailed(f"{type(exc).__name__}: {exc}") from None
         return feeds, sizes
 
     def share_session_with_proof(self, feeds: dict, values: dict) -> None:
@@ -106,7 +114,7 @@ class Region:
 
     def run(self, assign: dict[int, int], theta: np.ndarray | None) -> Run:
         feeds, sizes = self.inputs(assign, theta)
-        try:
+        with _probe_failure():
             everything = [o for o in self.everything if o not in feeds]
             if self.cut.grid in self.values_seen:  # the proof's own run: the same feeds
                 seen_feeds, seen_grid = self.values_seen[self.cut.grid]
@@ -116,8 +124,4 @@ class Region:
                 grid = np.asarray(self.ctx.evaluate(everything, feeds)[everything.index(self.cut.grid)])
             else:
                 grid = np.asarray(self._value(self.cut.grid, feeds))
-        except SurgeonError as exc:
-            raise ProbeFailed(str(exc)) from None
-        except (ValueError, IndexError, TypeError, OverflowError) as exc:  # a size that makes no sense
-            raise ProbeFailed(f"{type(exc).__name__}: {exc}") from None
         return Run(grid, sizes)

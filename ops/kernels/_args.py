@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-# opset-20 GridSample names are read as torch's (OPS.md).
+from ..theta_forms import contract_rank
+
+# opset-20 GridSample names are read as torch's (ops/OPS.md).
 MODES = {"bilinear": 0, "linear": 0, "nearest": 1, "bicubic": 2, "cubic": 2}
 MODE_NAMES = ("bilinear", "nearest", "bicubic")
 PADDINGS = {"zeros": 0, "border": 1, "reflection": 2}
@@ -80,8 +82,9 @@ def output_size(size, nsp: int, batch: int | None, channels: int | None) -> tupl
 def theta_dims(theta_shape) -> int:
     """Spatial dims from theta's shape: [N, 2, 3] -> 2, [N, 3, 4] -> 3."""
     shape = tuple(theta_shape)
-    if len(shape) == 3 and shape[1:] in ((2, 3), (3, 4)):
-        return shape[1]
+    k = contract_rank(shape)
+    if k is not None:
+        return k
     raise ValueError(f"theta must have shape [N, 2, 3] or [N, 3, 4], got {list(shape)}")
 
 

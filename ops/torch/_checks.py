@@ -9,6 +9,8 @@ import operator
 
 import torch
 
+from ..theta_forms import contract_rank
+
 MODES = ("bilinear", "nearest", "bicubic")
 PADDINGS = ("zeros", "border", "reflection")
 # float64 runs the numpy reference on the CPU: the float64 path gradcheck needs, not a fast one.
@@ -38,8 +40,8 @@ def theta_dims(fn: str, theta, want: int | None = None) -> int:
     if not isinstance(theta, torch.Tensor):
         raise TypeError(f"{fn}: theta must be a Tensor, got {type(theta).__name__}")
     shape = tuple(known(theta.shape))
-    ok = [k for k in (2, 3) if len(shape) == 3 and shape[1:] == (k, k + 1)]
-    if not ok or (want is not None and ok[0] != want):
+    found = contract_rank(shape)
+    if found is None or (want is not None and found != want):
         k = want or 2
         raise ValueError(f"{fn}: expected a batch of {k}D affine matrices of shape Nx{k}x{k + 1}, "
                          f"got theta of shape {list(shape)}")
@@ -49,7 +51,7 @@ def theta_dims(fn: str, theta, want: int | None = None) -> int:
         raise RuntimeError(f"{fn}: tensors on {theta.device.type} are not supported (cpu or cuda)")
     if theta.dtype == torch.float64 and theta.device.type != "cpu":
         raise RuntimeError(f"{fn}: float64 runs on the CPU only (the reference path); got {theta.device}")
-    return ok[0]
+    return found
 
 
 def sample(fn: str, x, theta, mode) -> int:
