@@ -1,4 +1,4 @@
-"""The custom.ops contract (OPS.md) implemented: ``custom.ops::FusedGridSample`` and
+"""The custom.ops contract (ops/OPS.md) implemented: ``custom.ops::FusedGridSample`` and
 ``custom.ops::AffineGrid`` for every runtime, in one place (README.md here has the map).
 
 Importing the package loads nothing: ``surgeon_ops.kernels`` (numpy reference, C++/CUDA)

@@ -80,7 +80,7 @@ def _plan(ctx: MatchContext, sampler: Sampler, found: Recognition, target: str, 
     if elem not in _CONTRACT_TYPES:
         what = "grid" if form == "grid" else "image"
         return (f"the {what} is {TensorProto.DataType.Name(elem).lower()}: custom.ops ops take float32 or "
-                "float16 (OPS.md)")
+                "float16 (ops/OPS.md)")
     stale = stale_grid_type(ctx.dtype(sampler.grid), verdict.grid_dtype)
     if stale:  # a verdict shared by identical chains: this chain's declared type is checked here
         return stale
@@ -164,7 +164,7 @@ def _half_grid_atol(spatial, sampler: Sampler, precision: str) -> float | str:
     return round(atol, 4)
 
 
-_CONTRACT_TYPES = (TensorProto.FLOAT, TensorProto.FLOAT16)  # OPS.md: X and theta, grid the same
+_CONTRACT_TYPES = (TensorProto.FLOAT, TensorProto.FLOAT16)  # ops/OPS.md: X and theta, grid the same
 _WIDTH = {TensorProto.DOUBLE: 3, TensorProto.FLOAT: 2, TensorProto.FLOAT16: 1, TensorProto.BFLOAT16: 1}
 _HALF = ("half", "bfloat16")
 

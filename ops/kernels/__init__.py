@@ -1,4 +1,4 @@
-"""Reference kernels of custom.ops::AffineGrid and custom.ops::FusedGridSample (OPS.md).
+"""Reference kernels of custom.ops::AffineGrid and custom.ops::FusedGridSample (ops/OPS.md).
 
     affine_grid(theta, output_size, align_corners=False)
     fused_grid_sample(x, theta, output_size, mode="bilinear", padding_mode="zeros", align_corners=False)

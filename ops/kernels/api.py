@@ -79,7 +79,7 @@ def _sample(x, coords, output_size, from_theta, mode, padding_mode, align_corner
     frame = frame_for(x)
     x = frame.convert(x)
     dtype = frame.dtype(x)
-    coords = frame.convert(coords, dtype)  # theta / grid take x's dtype (OPS.md: same type)
+    coords = frame.convert(coords, dtype)  # theta / grid take x's dtype (ops/OPS.md: same type)
     nsp = _args.check_sampling_shapes(x.shape, coords.shape, from_theta)
     _args.check_mode_for_dims(mode_c, nsp)
     n, c = x.shape[:2]

@@ -1,4 +1,4 @@
-"""custom.ops::FusedGridSample and custom.ops::AffineGrid (OPS.md) in onnxruntime: a custom-op
+"""custom.ops::FusedGridSample and custom.ops::AffineGrid (ops/OPS.md) in onnxruntime: a custom-op
 library that any onnxruntime (the release of its headers or later) loads through the standard
 ``SessionOptions.register_custom_ops_library``, in Python, C++, C# or Java alike.
 

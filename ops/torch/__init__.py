@@ -7,7 +7,7 @@ The same results as F.grid_sample(x, F.affine_grid(theta, size)) and F.affine_gr
 by the compiled kernels of surgeon_ops.kernels (CPU: C++, CUDA: on torch's current stream),
 registered as torch.ops.surgeon.fused_grid_sample / affine_grid with fake implementations
 (torch.compile, torch.export) and autograd.  A plain torch.onnx.export(...) writes the
-contract's node (OPS.md) with either exporter: the node surgeon fuse writes for the
+contract's node (ops/OPS.md) with either exporter: the node surgeon fuse writes for the
 F.affine_grid + F.grid_sample spelling of the same model.
 
 replace_grid_samplers(module) swaps the pair inside an existing model's forward.

@@ -62,7 +62,7 @@ def _size_input(pieces: list, device):
 
 
 def _size_args(pieces: list, inputs: list, attrs: dict, device) -> None:
-    """output_size when every spatial dim is static, else the size input (OPS.md)."""
+    """output_size when every spatial dim is static, else the size input (ops/OPS.md)."""
     if _pieces.is_static(pieces[2:]):
         attrs["output_size"] = [p[1] for p in pieces[2:]]
     else:
@@ -71,7 +71,7 @@ def _size_args(pieces: list, inputs: list, attrs: dict, device) -> None:
 
 def _check_dtype(what: str, dtype) -> None:
     if dtype not in (torch.float32, torch.float16):
-        raise ValueError(f"custom.ops::{what} takes float32 or float16 (OPS.md); cannot export {dtype}")
+        raise ValueError(f"custom.ops::{what} takes float32 or float16 (ops/OPS.md); cannot export {dtype}")
 
 
 # dont_skip_tracing: when torch.onnx.export retries with a strict (dynamo) trace, dynamo must

@@ -93,7 +93,7 @@ def _set_type(y, like, ref, dims: list) -> None:
 def _check_dtype(what: str, value) -> None:
     dtype = value.type().dtype()
     if dtype is not None and dtype not in (torch.float32, torch.float16):
-        raise ValueError(f"custom.ops::{what} takes float32 or float16 (OPS.md); cannot export {dtype}")
+        raise ValueError(f"custom.ops::{what} takes float32 or float16 (ops/OPS.md); cannot export {dtype}")
 
 
 class FusedGridSample(torch.autograd.Function):

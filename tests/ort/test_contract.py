@@ -1,4 +1,4 @@
-"""The op library against OPS.md: every attribute, both arities, float32 and float16, 2-D and
+"""The op library against ops/OPS.md: every attribute, both arities, float32 and float16, 2-D and
 3-D.  It runs the kernels' own code, so it must give surgeon_ops.kernels' bits exactly (which the
 kernel tests compare with torch)."""
 

@@ -26,7 +26,7 @@ def run(model, **feeds):
     (dict(mode="bogus", output_size=[4, 4]), "unknown mode 'bogus'; expected bilinear, nearest or bicubic"),
     (dict(padding_mode="mirror", output_size=[4, 4]), "unknown padding_mode 'mirror'"),
     (dict(align_corners=2, output_size=[4, 4]), "align_corners must be 0 or 1, got 2"),
-    (dict(mode=1, output_size=[4, 4]), "attribute mode must be a STRING"),
+    (dict(mode=1, output_size=[4, 4]), r"attribute mode must be a STRING \(ops/OPS.md\)"),
     (dict(output_size=4), "attribute output_size must be INTS"),
     (dict(), "has neither an output_size attribute nor a size input"),
     (dict(output_size=[4]), "output_size must have 2 values"),
@@ -44,7 +44,8 @@ def test_both_output_size_and_size_input():
 
 
 def test_float16_x_with_float32_theta():
-    with pytest.raises(Exception, match="theta is float32 but X is float16; theta must have X's element type"):
+    with pytest.raises(Exception, match=r"theta is float32 but X is float16; "
+                                        r"theta must have X's element type \(ops/OPS.md\)"):
         new_session(models.fused(x_type=F16, theta_type=F32, output_size=[4, 4]))
 
 

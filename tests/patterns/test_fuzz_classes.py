@@ -261,7 +261,7 @@ def test_half_grid_of_an_image_of_dynamic_size_is_refused():
 def test_double_image_is_refused():
     result = fuse(_pair(theta_elem=TensorProto.DOUBLE, x_elem=TensorProto.DOUBLE).model(20))
     assert not result.report.rewrites, result.report.summary()
-    assert "the image is double: custom.ops ops take float32 or float16 (OPS.md)" in reasons(result)
+    assert "the image is double: custom.ops ops take float32 or float16 (ops/OPS.md)" in reasons(result)
 
 
 def test_grid_that_reads_theta_but_ignores_it_is_refused():

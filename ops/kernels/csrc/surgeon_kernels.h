@@ -1,5 +1,5 @@
 /* surgeon reference kernels: the plain C ABI of custom.ops::AffineGrid and
- * custom.ops::FusedGridSample (see OPS.md), plus a standard grid sample at an explicit grid.
+ * custom.ops::FusedGridSample (see ops/OPS.md), plus a standard grid sample at an explicit grid.
  *
  * Two shared libraries export it: the CPU one (cpu_*.cpp, thread_pool.cpp) and the CUDA one
  * (cuda_kernels.cu); the build also leaves each as a static archive (position-independent), which

@@ -51,7 +51,7 @@ bool present(const OrtApi* api, const OrtKernelInfo* info, const char* name) {
 }
 
 std::string wrong_type(const char* name, const char* type) {
-  return std::string("attribute ") + name + " must be " + type + " (OPS.md)";
+  return std::string("attribute ") + name + " must be " + type + " (ops/OPS.md)";
 }
 
 // A STRING attribute mapped through `names` (nullptr-terminated, parallel to `codes`).
@@ -106,7 +106,7 @@ std::string read_attrs(const OrtApi* api, const OrtKernelInfo* info, OpKind kind
   if (has_attr == a->size_input)
     return std::string(has_attr ? "has both an output_size attribute and a size input"
                                 : "has neither an output_size attribute nor a size input") +
-           "; exactly one gives the output size (OPS.md)";
+           "; exactly one gives the output size (ops/OPS.md)";
   if (has_attr) {
     const size_t n = a->output_size.size();
     if (n != 2 && n != 3)

@@ -60,7 +60,7 @@ OrtStatus* ORT_API_CALL create_kernel(const OrtCustomOp* op, const OrtApi* api, 
   if (d.kind == OpKind::kFusedGridSample && d.x_type != d.theta_type)
     return error(api, ORT_INVALID_ARGUMENT,
                  prefix + "theta is " + type_name(d.theta_type) + " but X is " + type_name(d.x_type) +
-                     "; theta must have X's element type (OPS.md)");
+                     "; theta must have X's element type (ops/OPS.md)");
   Kernel* k = new (std::nothrow) Kernel{api, &d, Attrs{}, prefix};
   if (k == nullptr) return error(api, ORT_FAIL, prefix + "out of memory");
   const std::string err = read_attrs(api, info, d.kind, &k->attrs);

@@ -1,4 +1,4 @@
-// custom.ops::FusedGridSample and custom.ops::AffineGrid (OPS.md) as onnxruntime custom ops.
+// custom.ops::FusedGridSample and custom.ops::AffineGrid (ops/OPS.md) as onnxruntime custom ops.
 //
 // Written against onnxruntime's C API only (no C++ wrapper, no exceptions across it): the
 // library gets the API table in RegisterCustomOps and links nothing of onnxruntime.  The
