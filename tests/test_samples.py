@@ -14,18 +14,9 @@ sys.path.insert(0, ROOT)
 from samples import check  # noqa: E402
 from samples.catalog import BY_FILE, SAMPLES, make_inputs, manifest_entry  # noqa: E402
 
-MODELS = os.path.join(ROOT, "samples", "models")
+from .shipped_samples import MODELS, all_nodes  # noqa: E402
 FILES = [s.file for s in SAMPLES]
 SAMPLERS = {("", "GridSample"), ("com.microsoft", "GridSample")}
-
-
-def all_nodes(graph):
-    """Nodes of a graph and of every subgraph (If branches)."""
-    for n in graph.node:
-        yield n
-        for a in n.attribute:
-            if a.type == onnx.AttributeProto.GRAPH:
-                yield from all_nodes(a.g)
 
 
 @pytest.fixture(scope="module")

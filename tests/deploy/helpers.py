@@ -5,29 +5,21 @@ name-free view of a graph for comparing two fuses."""
 from __future__ import annotations
 
 import contextlib
-import json
 import os
-import sys
 import warnings
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 import torch
 import torch.nn.functional as F
 from onnx import TensorProto, helper, numpy_helper
 
 import surgeon
+from samples.catalog import BY_FILE, make_inputs
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-MODELS = os.path.join(ROOT, "samples", "models")
-sys.path.insert(0, ROOT)
+# The samples' folder, manifest, originals' outputs and plain runs, for the deploy tests too.
+from ..shipped_samples import MANIFEST, MODELS, all_nodes, original_outputs, ort_run, signed_transforms
 
-from samples import check  # noqa: E402
-from samples.catalog import BY_FILE, make_inputs  # noqa: E402
-from surgeon_ops.draws import draw_theta  # noqa: E402
-
-MANIFEST = json.load(open(os.path.join(MODELS, "manifest.json")))
 FUSED_SAMPLES = sorted(f for f, e in MANIFEST.items() if e["expected"] == "fuse")
 # Samples with dynamic H/W whose fused node takes the size as a run-time input (the second
 # has align_corners=1, and H=1 in its second shape set).
@@ -52,27 +44,13 @@ def feeds_for(name: str, shapes=None, seed: int = 0) -> dict:
     return make_inputs(BY_FILE[name], shapes or MANIFEST[name]["inputs"], seed=seed)
 
 
-def original_outputs(name: str, feeds: dict) -> list[np.ndarray]:
-    """The original sample in onnxruntime; the torch module it came from where onnxruntime
-    cannot run it (ATen nodes)."""
-    model = check.runnable(BY_FILE[name], onnx.load(os.path.join(MODELS, name)))
-    if model is None:
-        return check.torch_outputs(BY_FILE[name], feeds)
-    return ort_run(model, feeds)
-
-
 def feed_sets(name: str, fixed: bool = True) -> list[dict]:
     """The manifest's inputs (and its second shape set when the dims are not fixed), then the
     first again with signed transform matrices (flips, rotations past 90 degrees, large shifts)."""
     entry = MANIFEST[name]
     shapes = [entry["inputs"]] + ([entry["alt_inputs"]] if entry.get("alt_inputs") and not fixed else [])
     sets = [feeds_for(name, s, seed=i) for i, s in enumerate(shapes)]
-    signed = dict(sets[0])
-    rng = np.random.default_rng(20)
-    for key in ("theta", "theta2", "M"):
-        if key in signed:
-            signed[key] = draw_theta(signed[key].shape, np.float32, rng)
-    return sets + [signed]
+    return sets + [signed_transforms(sets[0])]
 
 
 def tolerance(name: str) -> dict:
@@ -80,16 +58,6 @@ def tolerance(name: str) -> dict:
     sample's original loses on its own (a grid computed in half precision)."""
     tol = MANIFEST[name].get("tolerance") or TOL["atol"]
     return dict(rtol=tol, atol=tol)
-
-
-def ort_run(model, feeds: dict) -> list[np.ndarray]:
-    """A plain onnxruntime session: no op library, nothing from surgeon."""
-    options = ort.SessionOptions()
-    options.log_severity_level = 3
-    options.intra_op_num_threads = 1
-    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
-    names = {i.name for i in session.get_inputs()}
-    return session.run(None, {k: v for k, v in feeds.items() if k in names})
 
 
 def reference_run(model, feeds: dict) -> list[np.ndarray]:
@@ -133,14 +101,6 @@ def assert_close(got: list, want: list, label: str, tol: dict | None = None) -> 
 
 def opset_of(model) -> int:
     return next(o.version for o in model.opset_import if o.domain in ("", "ai.onnx"))
-
-
-def all_nodes(graph):
-    for node in graph.node:
-        yield node
-        for a in node.attribute:
-            if a.type == onnx.AttributeProto.GRAPH:
-                yield from all_nodes(a.g)
 
 
 def custom_nodes(model) -> list:

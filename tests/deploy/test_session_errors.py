@@ -19,7 +19,7 @@ import surgeon_ops.ort
 from surgeon.cli import cli
 from surgeon.errors import ort_message
 
-from ..tensorrt.test_profile import grid_read_twice_model
+from ..tensorrt.profiles import grid_read_twice_model
 from .helpers import MODELS, ort_run
 
 def grid_read_twice(tmp_path) -> str:

@@ -1,8 +1,6 @@
 """The plugin set: installed plugins through the surgeon.patterns entry-point group, --plugin,
 selection, and two providers of one name or op (an error naming both unless the user chose)."""
 
-import textwrap
-
 import pytest
 from click.testing import CliRunner
 
@@ -10,16 +8,8 @@ import surgeon
 from surgeon import CustomOp, PluginSet
 from surgeon.cli import cli
 
+from ..distributions import fake_dist
 from .toys import relu_neg_model
-
-
-def fake_dist(root, dist, module, body, entry="toy", version="1.2.3"):
-    """An installed distribution without pip: a dist-info folder and a module on sys.path."""
-    info = root / f"{dist}-{version}.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n")
-    (info / "entry_points.txt").write_text(f"[surgeon.patterns]\n{entry} = {module}:PATTERNS\n")
-    (root / f"{module}.py").write_text(textwrap.dedent(body))
 
 
 @pytest.fixture

@@ -6,15 +6,8 @@ from collections import Counter
 
 import onnx
 
+from ..shipped_samples import all_graphs
 from .runner import CUSTOM, attrs_of
-
-
-def all_graphs(graph):
-    yield graph
-    for n in graph.node:
-        for a in n.attribute:
-            if a.type == onnx.AttributeProto.GRAPH:
-                yield from all_graphs(a.g)
 
 
 def op_counts(model) -> Counter:
@@ -39,7 +32,7 @@ def declared(model, name: str):
 
 
 def assert_custom_shapes(model) -> None:
-    """OPS.md: every custom output has a value_info with type and meaningful dims."""
+    """ops/OPS.md: every custom output has a value_info with type and meaningful dims."""
     for node in custom_nodes(model):
         info = declared(model, node.output[0])
         assert info is not None, f"{node.name}: no value_info for {node.output[0]}"

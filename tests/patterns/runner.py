@@ -9,10 +9,11 @@ import warnings
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 import torch
 import torch.nn.functional as F
 from onnx import helper, numpy_helper
+
+from ..shipped_samples import ort_run
 
 CUSTOM = "custom.ops"
 _OPSET20_MODES = {"bilinear": "linear", "bicubic": "cubic", "nearest": "nearest"}
@@ -51,15 +52,6 @@ def _reference(node, inputs: list) -> np.ndarray:
     grid = F.affine_grid(theta, size, align_corners=ac)
     return F.grid_sample(x, grid, mode=a.get("mode", "bilinear"), padding_mode=a.get("padding_mode", "zeros"),
                          align_corners=ac).numpy()
-
-
-def ort_run(model, feeds: dict, outputs: list[str] | None = None) -> list[np.ndarray]:
-    opts = ort.SessionOptions()
-    opts.log_severity_level = 3
-    opts.intra_op_num_threads = 1
-    sess = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
-    names = {i.name for i in sess.get_inputs()}
-    return sess.run(outputs, {k: v for k, v in feeds.items() if k in names})
 
 
 def _slice_model(model, targets: list[str], known: dict):

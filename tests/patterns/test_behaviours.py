@@ -14,12 +14,8 @@ from surgeon_ops.node_kernels import affine_grid, fused_grid_sample
 
 from .builders import G, dynamo_chains, elementwise_homogeneous, native_pair
 from .graphs import custom_nodes, op_counts
+from .helpers import fuse_alone, fuse_sample, inputs, torch_warp
 from .runner import attrs_of, ort_run, run_split
-from .test_spellings import inputs, torch_warp
-
-
-def fuse(model, **kw):
-    return surgeon.fuse(model, plugins=[AffineGridSample()], **kw)
 
 
 def warnings_of(result) -> str:
@@ -28,8 +24,8 @@ def warnings_of(result) -> str:
 
 # -- --target affine-grid -----------------------------------------------------------------------
 
-def test_target_affine_grid_native_dynamic(fuse):
-    result = fuse("affine_ts_opset20_2d_dynamic.onnx", target="affine-grid")
+def test_target_affine_grid_native_dynamic():
+    result = fuse_sample("affine_ts_opset20_2d_dynamic.onnx", target="affine-grid")
     assert op_counts(result.model) == {"Shape": 1, "custom.ops::AffineGrid": 1, "GridSample": 1}
     (grid,) = custom_nodes(result.model)
     assert attrs_of(grid) == {"align_corners": 0} and len(grid.input) == 2
@@ -40,37 +36,37 @@ def test_target_affine_grid_native_dynamic(fuse):
     np.testing.assert_allclose(got, torch_warp(feeds["x"], feeds["theta"], [9, 7], 0), atol=1e-5)
 
 
-def test_target_affine_grid_keeps_dynamo_sampler(fuse):
-    result = fuse("affine_dynamo_opset18_2d.onnx", target="affine-grid")
+def test_target_affine_grid_keeps_dynamo_sampler():
+    result = fuse_sample("affine_dynamo_opset18_2d.onnx", target="affine-grid")
     assert op_counts(result.model) == {"custom.ops::AffineGrid": 1, "GridSample": 1}
     (grid,) = custom_nodes(result.model)
     assert attrs_of(grid) == {"align_corners": 0, "output_size": [16, 12]}
     onnx.checker.check_model(result.model)
 
 
-def test_target_affine_grid_replaces_aten_sampler(fuse):
+def test_target_affine_grid_replaces_aten_sampler():
     # Opset 15 has no standard GridSample: onnxruntime's contrib one reads the grid.
-    result = fuse("aten_fallback_opset15.onnx", target="affine-grid")
+    result = fuse_sample("aten_fallback_opset15.onnx", target="affine-grid")
     assert op_counts(result.model) == {"custom.ops::AffineGrid": 1, "com.microsoft::GridSample": 1}
     feeds = inputs([2, 3, 16, 12], [2, 2, 3])
     (got,) = run_split(result.model, feeds)
     np.testing.assert_allclose(got, torch_warp(feeds["x"], feeds["theta"], [16, 12], 0), atol=1e-5)
 
 
-def test_target_output_fuses_later_and_fused_output_is_stable(fuse):
-    grid_form = fuse("multi_chain.onnx", target="affine-grid").model
+def test_target_output_fuses_later_and_fused_output_is_stable():
+    grid_form = fuse_sample("multi_chain.onnx", target="affine-grid").model
     assert op_counts(grid_form)["custom.ops::AffineGrid"] == 3
-    again = surgeon.fuse(grid_form, plugins=[AffineGridSample()], target="affine-grid")
+    again = fuse_alone(grid_form, target="affine-grid")
     assert not again.report.rewrites  # already the target form: no loop
-    fused = surgeon.fuse(grid_form, plugins=[AffineGridSample()])
+    fused = fuse_alone(grid_form)
     counts = op_counts(fused.model)
     assert counts["custom.ops::FusedGridSample"] == 2 and counts["custom.ops::AffineGrid"] == 1
-    assert not surgeon.fuse(fused.model, plugins=[AffineGridSample()]).report.rewrites
+    assert not fuse_alone(fused.model).report.rewrites
 
 
 def test_unknown_target_refused():
     model = native_pair()
-    result = fuse(model, target="tensorrt-plugin")
+    result = fuse_alone(model, target="tensorrt-plugin")
     assert not result.report.rewrites
     assert result.model.graph.SerializeToString() == model.graph.SerializeToString()
     assert "unknown target 'tensorrt-plugin'" in result.report.refusals[0].reason
@@ -78,15 +74,15 @@ def test_unknown_target_refused():
 
 # -- sizes and batches --------------------------------------------------------------------------
 
-def test_input_shape_folds_dynamic_size(fuse):
-    result = fuse("affine_ts_opset20_2d_dynamic.onnx", input_shapes={"x": [2, 3, 16, 12]})
+def test_input_shape_folds_dynamic_size():
+    result = fuse_sample("affine_ts_opset20_2d_dynamic.onnx", input_shapes={"x": [2, 3, 16, 12]})
     assert op_counts(result.model) == {"custom.ops::FusedGridSample": 1}
     (node,) = custom_nodes(result.model)
     assert attrs_of(node)["output_size"] == [16, 12] and len(node.input) == 2
 
 
-def test_theta_batch_broadcast_stays_explicit(fuse):
-    model = fuse("affine_expand_ts_opset20.onnx").model
+def test_theta_batch_broadcast_stays_explicit():
+    model = fuse_sample("affine_expand_ts_opset20.onnx").model
     (node,) = custom_nodes(model)
     producers = {o: n for n in model.graph.node for o in n.output}
     expand = producers[node.input[1]]
@@ -107,7 +103,7 @@ def test_grid_with_another_reader_gets_affine_grid():
     g.output("y")
     g.output("grid_mean")
     model = g.model(20)
-    result = fuse(model)
+    result = fuse_alone(model)
     assert op_counts(result.model) == {"custom.ops::AffineGrid": 1, "GridSample": 1, "ReduceMean": 1}
     assert "also read by" in warnings_of(result)
     feeds = inputs([2, 3, 16, 12], [2, 2, 3])
@@ -125,7 +121,7 @@ def test_two_samplers_sharing_a_grid_both_fuse():
     g.output("y")
     g.output("y2")
     model = g.model(20)
-    result = fuse(model)
+    result = fuse_alone(model)
     assert op_counts(result.model) == {"custom.ops::FusedGridSample": 2}
     feeds = dict(inputs([2, 3, 16, 12], [2, 2, 3]), x2=np.random.default_rng(1).random((2, 1, 16, 12), np.float32))
     for got, want in zip(run_split(result.model, feeds), ort_run(model, feeds)):
@@ -139,7 +135,7 @@ def test_align_corners_disagreement_keeps_sampler():
     g.op("GridSample", x, grid, out="y", align_corners=0)
     g.output("y")
     model = g.model(20)
-    result = fuse(model)
+    result = fuse_alone(model)
     assert op_counts(result.model) == {"custom.ops::AffineGrid": 1, "GridSample": 1}
     assert attrs_of(custom_nodes(result.model)[0])["align_corners"] == 1
     assert "align_corners=1 and the sampler 0" in warnings_of(result)
@@ -153,7 +149,7 @@ def test_align_corners_disagreement_keeps_sampler():
 
 def test_size_one_static_matches_the_original():
     model = native_pair(ac=1, out=[1, 8])
-    result = fuse(model)
+    result = fuse_alone(model)
     assert op_counts(result.model) == {"MatMul": 1, "custom.ops::FusedGridSample": 1}
     feeds = inputs([2, 3, 16, 12], [2, 2, 3])
     (want,) = ort_run(model, feeds)
@@ -165,7 +161,7 @@ def test_size_one_static_matches_the_original():
 def test_size_one_in_general_path_matches_the_original():
     # np.linspace(-1, 1, 1) == [-1]: this region follows ONNX's convention for a size-1 dim.
     model = elementwise_homogeneous(out=(1, 8))
-    result = fuse(model)
+    result = fuse_alone(model)
     assert op_counts(result.model)["custom.ops::FusedGridSample"] == 1
     feeds = inputs([2, 3, 16, 12], [2, 3, 3], "M")
     np.testing.assert_allclose(run_split(result.model, feeds)[0], ort_run(model, feeds)[0], rtol=1e-5, atol=1e-5)
@@ -173,7 +169,7 @@ def test_size_one_in_general_path_matches_the_original():
 
 def test_size_one_dynamic_matches_the_original_at_run_time():
     model = native_pair(ac=1, size="shape", symbolic_spatial=True)
-    result = fuse(model)
+    result = fuse_alone(model)
     assert not warnings_of(result)
     assert {"Equal", "MatMul", "custom.ops::FusedGridSample"} <= set(op_counts(result.model))
     for shape in ([2, 3, 1, 7], [2, 3, 5, 1], [1, 3, 1, 1], [3, 3, 6, 5]):
@@ -183,9 +179,9 @@ def test_size_one_dynamic_matches_the_original_at_run_time():
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5, err_msg=str(shape))
 
 
-def test_no_size_one_warning_without_size_one(fuse):
-    assert not warnings_of(fuse("affine_dynamo_opset20_2d_ac1.onnx"))
-    assert not warnings_of(fuse("lib_homogeneous_ts_opset17.onnx"))
+def test_no_size_one_warning_without_size_one():
+    assert not warnings_of(fuse_sample("affine_dynamo_opset20_2d_ac1.onnx"))
+    assert not warnings_of(fuse_sample("lib_homogeneous_ts_opset17.onnx"))
 
 
 # -- scale, discovery, kernels ------------------------------------------------------------------

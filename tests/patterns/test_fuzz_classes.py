@@ -6,19 +6,11 @@ import pytest
 from onnx import TensorProto, helper
 
 import surgeon
-from surgeon_patterns import AffineGridSample
 
 from .builders import G
+from .helpers import fuse_alone, refusal_reasons
 
 F16 = TensorProto.FLOAT16
-
-
-def fuse(model):
-    return surgeon.fuse(model, plugins=[AffineGridSample()])
-
-
-def reasons(result) -> str:
-    return " | ".join(r.reason for r in result.report.refusals)
 
 
 def _pair(theta_elem=TensorProto.FLOAT, x_elem=TensorProto.FLOAT, out=(8, 6), ac=0):
@@ -36,18 +28,18 @@ def _pair(theta_elem=TensorProto.FLOAT, x_elem=TensorProto.FLOAT, out=(8, 6), ac
 def test_half_affine_grid_size_one_is_measured_not_emulated():
     # onnxruntime runs a float16 AffineGrid through its function body, which puts a size-1 dim
     # with align_corners=1 at NaN (the float32 kernel: +1). The probe used to assume +1.
-    result = fuse(_pair(theta_elem=F16, out=(1, 12), ac=1).model(20))
+    result = fuse_alone(_pair(theta_elem=F16, out=(1, 12), ac=1).model(20))
     assert not result.report.rewrites, result.report.summary()
-    assert "non-finite" in reasons(result), reasons(result)
+    assert "non-finite" in refusal_reasons(result), refusal_reasons(result)
 
 
 def test_grid_declared_float_but_computed_half_is_not_believed():
     # A stale value_info: the model computes the grid in float16 but declares it FLOAT. Declarations
     # of intermediate values are not believed: the rewrite is the one of the undeclared twin.
-    twin = fuse(_pair(theta_elem=F16).model(20))
+    twin = fuse_alone(_pair(theta_elem=F16).model(20))
     model = _pair(theta_elem=F16).model(20)
     model.graph.value_info.append(helper.make_tensor_value_info("grid", TensorProto.FLOAT, ["N", 8, 6, 2]))
-    result = fuse(model)
+    result = fuse_alone(model)
     assert [r.written for r in result.report.rewrites] == [r.written for r in twin.report.rewrites], \
         result.report.summary()
     assert [r.warnings for r in result.report.rewrites] == [r.warnings for r in twin.report.rewrites]
@@ -55,9 +47,9 @@ def test_grid_declared_float_but_computed_half_is_not_believed():
 
 def test_float_grid_of_a_half_image_is_refused():
     # The contract types theta as the image: a float32 grid would be computed from a float16 theta.
-    result = fuse(_pair(x_elem=F16).model(20))
+    result = fuse_alone(_pair(x_elem=F16).model(20))
     assert not result.report.rewrites, result.report.summary()
-    assert "the op's theta has the image's type" in reasons(result), reasons(result)
+    assert "the op's theta has the image's type" in refusal_reasons(result), refusal_reasons(result)
 
 
 def _divided_width(k: int):
@@ -78,9 +70,9 @@ def _divided_width(k: int):
 @pytest.mark.parametrize("k", [2, 16])
 def test_output_dim_divided_from_input_dim_keeps_its_size(k):
     model = _divided_width(k)
-    result = fuse(model)
+    result = fuse_alone(model)
     if not result.report.rewrites:
-        assert "computed" in reasons(result), reasons(result)
+        assert "computed" in refusal_reasons(result), refusal_reasons(result)
         return
     assert not any("only runs with" in w for r in result.report.rewrites for w in r.warnings)
     for width in (130, 201):
@@ -139,8 +131,8 @@ def test_half_grid_kept_as_a_grid_declares_its_tolerance():
     g.op("GridSample", x, grid, out="y", mode="linear")
     g.output("y")
     g.output("grid", F16)
-    result = fuse(g.model(20))
-    assert len(result.report.rewrites) == 1, reasons(result)
+    result = fuse_alone(g.model(20))
+    assert len(result.report.rewrites) == 1, refusal_reasons(result)
     warnings = " ".join(result.report.rewrites[0].warnings)
     assert "validate holds it to atol" in warnings, warnings
 
@@ -150,9 +142,9 @@ def test_empty_constant_grid_is_refused_not_raised():
     x = g.input("x", ["N", 3, 16, 12])
     g.op("GridSample", x, g.const(np.zeros([0, 8, 6, 2], np.float32), "grid"), out="y", mode="linear")
     g.output("y")
-    result = fuse(g.model(20))
+    result = fuse_alone(g.model(20))
     assert not result.report.rewrites
-    assert " raised " not in reasons(result), reasons(result)
+    assert " raised " not in refusal_reasons(result), refusal_reasons(result)
 
 
 def test_grid_for_a_sampler_of_other_align_corners_is_written_once():
@@ -167,7 +159,7 @@ def test_grid_for_a_sampler_of_other_align_corners_is_written_once():
     g.op("GridSample", x, grid, out="y", align_corners=1, mode="linear")
     g.output("y")
     model = g.model(20)
-    result = fuse(model)
+    result = fuse_alone(model)
     assert len(result.report.rewrites) == 1, result.report.summary()
     custom = [n for n in result.model.graph.node if n.domain == "custom.ops"]
     assert [p.key for n in custom for p in n.metadata_props if p.key == "surgeon.atol"], custom
@@ -192,17 +184,17 @@ def _half_theta_grid(mode: str):
 def test_nearest_sampling_of_a_half_grid_is_refused():
     # The rewrite's float32 grid picks other pixels where the half grid's rounding crosses a
     # pixel edge (errors of 1 on [-1, 1]).
-    result = fuse(_half_theta_grid("nearest"))
+    result = fuse_alone(_half_theta_grid("nearest"))
     assert not result.report.rewrites, result.report.summary()
-    assert "nearest sampling of a grid computed in half precision" in reasons(result), reasons(result)
+    assert "nearest sampling of a grid computed in half precision" in refusal_reasons(result), refusal_reasons(result)
 
 
 def test_half_affine_grid_bilinear_fuses_and_matches():
     # The control: the same half grid sampled bilinearly fuses (emulated as onnxruntime's
     # function body computes it) and validate holds it to the declared tolerance.
     model = _half_theta_grid("linear")
-    result = fuse(model)
-    assert len(result.report.rewrites) == 1, reasons(result)
+    result = fuse_alone(model)
+    assert len(result.report.rewrites) == 1, refusal_reasons(result)
     report = surgeon.validate(model, result.model, input_shapes={"x": [3, 3, 16, 12], "theta": [3, 2, 3]})
     assert report.passed
 
@@ -231,8 +223,8 @@ def test_half_grid_tolerance_grows_with_the_image(hw, padding, mode, atol):
     # A half grid's rounding moves samples by a share of the image: in pixels it grows with the
     # size (2026:8245, 2028:26990, 2028:32530 differed past a flat 0.02 at 16 px).
     model = _half_grid(hw, padding, mode)
-    result = fuse(model)
-    assert len(result.report.rewrites) == 1, reasons(result)
+    result = fuse_alone(model)
+    assert len(result.report.rewrites) == 1, refusal_reasons(result)
     assert _declared_atol(result) == pytest.approx(atol)
     report = surgeon.validate(model, result.model, input_shapes={"x": [4, 3, *hw], "theta": [4, 2, 3]})
     assert report.passed and report.outputs[0].atol == pytest.approx(atol), report.summary()
@@ -241,27 +233,27 @@ def test_half_grid_tolerance_grows_with_the_image(hw, padding, mode, atol):
 def test_half_grid_sampled_with_reflection_is_refused():
     # Reflection folds coordinates from far outside back in, where half has rounded them by
     # whole pixels: the declared tolerance held at the probe's thetas and not past them.
-    result = fuse(_half_grid((16, 12), "reflection"))
+    result = fuse_alone(_half_grid((16, 12), "reflection"))
     assert not result.report.rewrites, result.report.summary()
-    assert "sampled with reflection" in reasons(result), reasons(result)
+    assert "sampled with reflection" in refusal_reasons(result), refusal_reasons(result)
 
 
 def test_half_grid_of_a_large_image_is_refused():
-    result = fuse(_half_grid((256, 256)))
+    result = fuse_alone(_half_grid((256, 256)))
     assert not result.report.rewrites, result.report.summary()
-    assert "at 256 px its rounding moves samples so far" in reasons(result), reasons(result)
+    assert "at 256 px its rounding moves samples so far" in refusal_reasons(result), refusal_reasons(result)
 
 
 def test_half_grid_of_an_image_of_dynamic_size_is_refused():
-    result = fuse(_half_grid(("H", "W")))
+    result = fuse_alone(_half_grid(("H", "W")))
     assert not result.report.rewrites, result.report.summary()
-    assert "the image's size is not static" in reasons(result), reasons(result)
+    assert "the image's size is not static" in refusal_reasons(result), refusal_reasons(result)
 
 
 def test_double_image_is_refused():
-    result = fuse(_pair(theta_elem=TensorProto.DOUBLE, x_elem=TensorProto.DOUBLE).model(20))
+    result = fuse_alone(_pair(theta_elem=TensorProto.DOUBLE, x_elem=TensorProto.DOUBLE).model(20))
     assert not result.report.rewrites, result.report.summary()
-    assert "the image is double: custom.ops ops take float32 or float16 (ops/OPS.md)" in reasons(result)
+    assert "the image is double: custom.ops ops take float32 or float16 (ops/OPS.md)" in refusal_reasons(result)
 
 
 def test_grid_that_reads_theta_but_ignores_it_is_refused():
@@ -278,6 +270,6 @@ def test_grid_that_reads_theta_but_ignores_it_is_refused():
                 g.ints([-1, 8, 6, 2]))
     g.op("GridSample", x, grid, out="y")
     g.output("y")
-    result = fuse(g.model(18))
+    result = fuse_alone(g.model(18))
     assert not result.report.rewrites, result.report.summary()
-    assert "(Clip) clamps values that depend on the variables" in reasons(result), reasons(result)
+    assert "(Clip) clamps values that depend on the variables" in refusal_reasons(result), refusal_reasons(result)

@@ -6,20 +6,10 @@ stay untouched."""
 import numpy as np
 import pytest
 
-import surgeon
-from surgeon_patterns import AffineGridSample
-
 from . import traps_proof as T
 from .graphs import op_counts
+from .helpers import fuse_alone, refusal_reasons
 from .runner import ort_run, run_split
-
-
-def fuse(model, **kw):
-    return surgeon.fuse(model, plugins=[AffineGridSample()], **kw)
-
-
-def reasons(result) -> str:
-    return " | ".join(r.reason for r in result.report.refusals)
 
 
 def far_feeds(model, seed=0, batch=3, inf_at=None):
@@ -46,7 +36,7 @@ def far_feeds(model, seed=0, batch=3, inf_at=None):
 
 
 def assert_fused_and_equal(model, count=1, **feed_kw):
-    result = fuse(model)
+    result = fuse_alone(model)
     assert op_counts(result.model)["custom.ops::FusedGridSample"] == count, result.report.summary()
     declared = [float(p.value) for n in result.model.graph.node for p in n.metadata_props if p.key == "surgeon.atol"]
     for seed in range(2):
@@ -86,9 +76,9 @@ def test_value_info_lie_is_not_believed():
 @pytest.mark.parametrize("name", list(TRAPS))
 def test_trap_refused_by_name(name):
     build, op, what = TRAPS[name]
-    result = fuse(build(True))
+    result = fuse_alone(build(True))
     assert not result.report.rewrites, result.report.summary()
-    assert op in reasons(result) and what in reasons(result), reasons(result)
+    assert op in refusal_reasons(result) and what in refusal_reasons(result), refusal_reasons(result)
 
 
 @pytest.mark.parametrize("name", [n for n in TRAPS if "int input" not in n])
@@ -123,7 +113,7 @@ def test_overridable_theta_is_read_at_run_time():
     # both models follow the fed theta.
     model = T.overridable("theta")
     name = next(i.name for i in model.graph.input if i.name != "x")
-    result = fuse(model)
+    result = fuse_alone(model)
     [node] = [n for n in result.model.graph.node if n.domain == "custom.ops"]
     assert node.input[1] == name, (list(node.input), result.report.summary())
     feeds = {"x": np.random.default_rng(0).random((1, 3, 16, 12), dtype=np.float32)}
@@ -141,14 +131,14 @@ def test_initializers_listed_as_inputs_in_old_irs_are_constants():
     # constant (a feed for it is refused), and so does the matcher.
     model = T.overridable("base")
     model.ir_version = 3
-    result = fuse(model)
+    result = fuse_alone(model)
     assert op_counts(result.model)["custom.ops::FusedGridSample"] == 1, result.report.summary()
 
 
 def test_batch_baked_into_a_constant_size_fuses_at_that_batch():
     # Traced at batch 1 and declared dynamic: the original runs only at N=1, and so does the rewrite.
     model = T.baked_batch_size()
-    result = fuse(model)
+    result = fuse_alone(model)
     assert op_counts(result.model)["custom.ops::FusedGridSample"] == 1, result.report.summary()
     assert any("only runs with N=1" in w for r in result.report.rewrites for w in r.warnings)
     feeds = far_feeds(model, batch=1)
@@ -160,6 +150,6 @@ def test_batch_baked_into_a_constant_size_fuses_at_that_batch():
     (T.conv_offset, "run-time data other than one theta-shaped tensor ('x')"),
     (lambda: T.grid_op("Clip"), "(Clip) clamps values")])
 def test_negative_controls_untouched(build, what):
-    result = fuse(build())
+    result = fuse_alone(build())
     assert not result.report.rewrites, result.report.summary()
-    assert what in reasons(result), reasons(result)
+    assert what in refusal_reasons(result), refusal_reasons(result)

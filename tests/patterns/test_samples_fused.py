@@ -2,36 +2,25 @@
 
 Numbers: the original in onnxruntime (or, where onnxruntime cannot run it, the torch module it
 was exported from) against the rewritten model with the custom nodes run by torch, on the
-manifest's inputs and on a third set whose transform matrices flip and rotate (``draw_theta``).
+manifest's inputs and on a third set whose transform matrices flip and rotate (``signed_transforms``).
 """
 
-import json
 import os
 
 import numpy as np
 import onnx
 import pytest
 
-from samples import check
 from samples.catalog import BY_FILE, make_inputs
-from surgeon_ops.draws import draw_theta
 
-from .conftest import MODELS
+from ..shipped_samples import MANIFEST, original_outputs, signed_transforms
 from .graphs import all_graphs, assert_custom_shapes, custom_nodes, declared, fused_settings, op_counts
+from .helpers import MODELS, fuse_sample
 from .runner import expand_custom, ort_run, run_split
 
-MANIFEST = json.load(open(os.path.join(MODELS, "manifest.json")))
 FUSE = sorted(f for f, e in MANIFEST.items() if e["expected"] == "fuse")
 UNTOUCHED = sorted(f for f, e in MANIFEST.items() if e["expected"] == "untouched")
 ORIGINAL_OPS = {"GridSample", "com.microsoft::GridSample", "AffineGrid", "org.pytorch.aten::ATen"}
-
-
-def expected_outputs(name: str, feeds: dict) -> list[np.ndarray]:
-    sample = BY_FILE[name]
-    original = check.runnable(sample, onnx.load(os.path.join(MODELS, name)))
-    if original is not None:
-        return ort_run(original, feeds)
-    return check.torch_outputs(sample, feeds)
 
 
 def feed_sets(name: str) -> list[dict]:
@@ -39,12 +28,7 @@ def feed_sets(name: str) -> list[dict]:
     entry, sample = MANIFEST[name], BY_FILE[name]
     sets = [make_inputs(sample, shapes, seed=i) for i, shapes in enumerate(filter(None, [entry["inputs"],
                                                                                         entry.get("alt_inputs")]))]
-    signed = dict(sets[0])
-    rng = np.random.default_rng(20)
-    for key in ("theta", "theta2", "M"):
-        if key in signed:
-            signed[key] = draw_theta(signed[key].shape, np.float32, rng)
-    return sets + [signed]
+    return sets + [signed_transforms(sets[0])]
 
 
 def rewritten_outputs(model, feeds: dict) -> list[np.ndarray]:
@@ -54,9 +38,9 @@ def rewritten_outputs(model, feeds: dict) -> list[np.ndarray]:
 
 
 @pytest.mark.parametrize("name", FUSE)
-def test_fused_ops(name, fuse):
+def test_fused_ops(name):
     entry = MANIFEST[name]
-    result = fuse(name)
+    result = fuse_sample(name)
     assert len(result.report.rewrites) == entry["chains"], result.report.summary()
     assert not result.report.refusals, result.report.summary()
     counts = op_counts(result.model)
@@ -77,11 +61,11 @@ def test_fused_ops(name, fuse):
 
 
 @pytest.mark.parametrize("name", FUSE)
-def test_fused_numbers(name, fuse):
-    model = fuse(name).model
+def test_fused_numbers(name):
+    model = fuse_sample(name).model
     tol = MANIFEST[name].get("tolerance") or 1e-5
     for feeds in feed_sets(name):
-        want = expected_outputs(name, feeds)
+        want = original_outputs(name, feeds)
         got = rewritten_outputs(model, feeds)
         assert len(got) == len(want)
         for g, w in zip(got, want):
@@ -90,8 +74,8 @@ def test_fused_numbers(name, fuse):
 
 
 @pytest.mark.parametrize("name", UNTOUCHED)
-def test_negatives_untouched(name, fuse):
-    result = fuse(name)
+def test_negatives_untouched(name):
+    result = fuse_sample(name)
     original = onnx.load(os.path.join(MODELS, name))
     assert not result.report.rewrites
     assert result.model.graph.SerializeToString() == original.graph.SerializeToString()
@@ -100,25 +84,25 @@ def test_negatives_untouched(name, fuse):
     assert MANIFEST[name]["refusal"] in reasons, reasons
 
 
-def test_refused_for_size_one_fuses_with_fixed_dims(fuse):
+def test_refused_for_size_one_fuses_with_fixed_dims():
     # Its grid is NaN at H=1 or W=1 (0/0 in TorchScript's linspace): refused while H, W are
     # dynamic, fused once --input-shape fixes them.
     name = "lib_elementwise_ts_opset17.onnx"
-    result = fuse(name, input_shapes={"x": [2, 3, 16, 12]})
+    result = fuse_sample(name, input_shapes={"x": [2, 3, 16, 12]})
     assert op_counts(result.model) == {"custom.ops::FusedGridSample": 1}
     feeds = make_inputs(BY_FILE[name], MANIFEST[name]["inputs"])
-    np.testing.assert_allclose(rewritten_outputs(result.model, feeds)[0], expected_outputs(name, feeds)[0],
+    np.testing.assert_allclose(rewritten_outputs(result.model, feeds)[0], original_outputs(name, feeds)[0],
                                rtol=1e-5, atol=1e-5)
 
 
-def test_seed_output_dims_repaired(fuse):
+def test_seed_output_dims_repaired():
     # Exported as y: [N, GridSampley_dim_1, ...]; after the rewrite the dims mean something.
-    model = fuse("seed_custom_affinegrid_opset16.onnx").model
+    model = fuse_sample("seed_custom_affinegrid_opset16.onnx").model
     assert declared(model, "y")[1] == ["N", 3, 16, 12]
 
 
-def test_dim_auto_pins_baked_sizes(fuse):
-    result = fuse("affine_dynamo_opset18_2d_auto.onnx")
+def test_dim_auto_pins_baked_sizes():
+    result = fuse_sample("affine_dynamo_opset18_2d_auto.onnx")
     (node,) = custom_nodes(result.model, "FusedGridSample")
     assert [a.ints for a in node.attribute if a.name == "output_size"] == [[16, 12]]
     assert len(node.input) == 2
@@ -126,16 +110,16 @@ def test_dim_auto_pins_baked_sizes(fuse):
     assert any("s53=16" in w for w in warnings) and any("s0=12" in w for w in warnings)
 
 
-def test_homogeneous_theta_is_sliced(fuse):
-    model = fuse("lib_homogeneous_ts_opset17.onnx").model
+def test_homogeneous_theta_is_sliced():
+    model = fuse_sample("lib_homogeneous_ts_opset17.onnx").model
     (node,) = custom_nodes(model, "FusedGridSample")
     slices = [n for n in model.graph.node if n.op_type == "Slice"]
     assert len(slices) == 1 and slices[0].input[0] == "M" and node.input[1] == slices[0].output[0]
 
 
 @pytest.mark.parametrize("name", FUSE)
-def test_target_affine_grid(name, fuse):
-    result = fuse(name, target="affine-grid")
+def test_target_affine_grid(name):
+    result = fuse_sample(name, target="affine-grid")
     entry = MANIFEST[name]
     counts = op_counts(result.model)
     assert counts["custom.ops::AffineGrid"] == entry["chains"] and not counts["custom.ops::FusedGridSample"]
@@ -145,7 +129,7 @@ def test_target_affine_grid(name, fuse):
     assert_custom_shapes(result.model)
     tol = entry.get("tolerance") or 1e-5
     for feeds in feed_sets(name):
-        for g, w in zip(rewritten_outputs(result.model, feeds), expected_outputs(name, feeds)):
+        for g, w in zip(rewritten_outputs(result.model, feeds), original_outputs(name, feeds)):
             np.testing.assert_allclose(g, w, rtol=tol, atol=tol, err_msg=name)
 
 

@@ -5,28 +5,19 @@ names what disagreed; each fused one equals the original on inputs that flip and
 import numpy as np
 import pytest
 
-import surgeon
-from surgeon_patterns import AffineGridSample
 from surgeon_ops.draws import draw_theta
 from surgeon_patterns.thetas import KIND_COUNT, probe_thetas
 
 from .builders import native_pair
 from .graphs import op_counts
+from .helpers import fuse_alone, refusal_reasons
 from .runner import ort_run, run_split
 from .traps import ELEMENTWISE_OPS, coefficient_op, shared_symbol, shifted_by, size_one_special
-
-
-def fuse(model, **kw):
-    return surgeon.fuse(model, plugins=[AffineGridSample()], **kw)
 
 
 def signed_inputs(x_shape, theta_shape, seed=0):
     rng = np.random.default_rng(seed)
     return {"x": rng.random(x_shape, dtype=np.float32), "theta": draw_theta(theta_shape, np.float32, rng)}
-
-
-def refusals(result) -> str:
-    return " | ".join(r.reason for r in result.report.refusals)
 
 
 # -- (a) non-linear ops on theta coefficients ----------------------------------------------------
@@ -35,9 +26,9 @@ def refusals(result) -> str:
 @pytest.mark.parametrize("index", [0, 2, 4])
 def test_nonlinear_coefficient_refused_with_what_disagreed(op, index):
     model = coefficient_op(op, index)
-    result = fuse(model)
+    result = fuse_alone(model)
     assert not result.report.rewrites, result.report.summary()
-    reason = refusals(result)
+    reason = refusal_reasons(result)
     # proved, not sampled: the refusal names the op on theta's path
     assert "the grid is not affine in theta" in reason and f"({op})" in reason, reason
 
@@ -48,7 +39,7 @@ def test_linear_twin_and_negation_fuse_and_match(index):
     # inputs that reflect and rotate.
     for op in (None, "Neg"):
         model = coefficient_op(op, index)
-        result = fuse(model)
+        result = fuse_alone(model)
         assert op_counts(result.model)["custom.ops::FusedGridSample"] == 1, (op, result.report.summary())
         for seed in range(3):
             feeds = signed_inputs([3, 3, 16, 12], [3, 2, 3], seed)
@@ -87,7 +78,7 @@ def test_draw_theta_reveals_what_near_identity_draws_hide(op, index):
 @pytest.mark.parametrize("out", [[1, 8], [6, 1], [1, 1]])
 def test_size_one_static_equals_the_original(out):
     model = native_pair(ac=1, out=out)
-    result = fuse(model)
+    result = fuse_alone(model)
     assert op_counts(result.model)["custom.ops::FusedGridSample"] == 1
     feeds = signed_inputs([2, 3, 16, 12], [2, 2, 3])
     np.testing.assert_allclose(run_split(result.model, feeds)[0], ort_run(model, feeds)[0], rtol=1e-5, atol=1e-5)
@@ -100,12 +91,12 @@ def test_size_one_special_case_is_a_branch_on_sizes(value, with_theta):
     # them by name (a probe cannot see every side of a branch); fixed dims fold them, and the grid
     # then fuses and equals the original (a row at 0.5 is a map of theta when H is fixed at 1).
     model = size_one_special(value, with_theta=with_theta)
-    result = fuse(model)
+    result = fuse_alone(model)
     assert not result.report.rewrites, result.report.summary()
-    reason = refusals(result)
+    reason = refusal_reasons(result)
     assert "a branch on sizes" in reason and "--input-shape" in reason, reason
     for h in (1, 7):
-        fixed = fuse(model, input_shapes={"x": [2, 3, h, 12], **({"theta": [2, 2, 3]} if with_theta else {})})
+        fixed = fuse_alone(model, input_shapes={"x": [2, 3, h, 12], **({"theta": [2, 2, 3]} if with_theta else {})})
         assert op_counts(fixed.model)["custom.ops::FusedGridSample"] == 1, (h, fixed.report.summary())
         feeds = signed_inputs([2, 3, h, 12], [2, 2, 3]) if with_theta else \
             {"x": np.random.default_rng(3).random([2, 3, h, 12], dtype=np.float32)}
@@ -117,7 +108,7 @@ def test_size_one_special_case_is_a_branch_on_sizes(value, with_theta):
 def test_shared_symbol_is_not_a_shared_value():
     # x [N, 3, H, N]: W declared with the batch's symbol. The output's W is x's W, not its N.
     model = shared_symbol()
-    result = fuse(model)
+    result = fuse_alone(model)
     assert op_counts(result.model) == {"Shape": 1, "custom.ops::FusedGridSample": 1}
     for shape in ([2, 3, 8, 5], [3, 3, 6, 3], [1, 3, 4, 7]):
         feeds = signed_inputs(shape, [shape[0], 2, 3])
@@ -136,20 +127,20 @@ def test_names_never_merge_probe_classes():
 # -- a theta that depends on more than theta -----------------------------------------------------
 
 def test_shift_by_a_dynamic_dim_is_refused():
-    result = fuse(shifted_by("width"))
+    result = fuse_alone(shifted_by("width"))
     assert not result.report.rewrites
-    assert "depends on W (x[3])" in refusals(result), refusals(result)
+    assert "depends on W (x[3])" in refusal_reasons(result), refusal_reasons(result)
 
 
 def test_shift_by_a_static_dim_is_a_map():
     model = shifted_by("width", symbolic_w=False)
-    result = fuse(model)
+    result = fuse_alone(model)
     assert op_counts(result.model)["custom.ops::FusedGridSample"] == 1, result.report.summary()
     feeds = signed_inputs([3, 3, 16, 12], [3, 2, 3])
     np.testing.assert_allclose(run_split(result.model, feeds)[0], ort_run(model, feeds)[0], rtol=1e-5, atol=1e-5)
 
 
 def test_shift_by_the_item_index_is_refused():
-    result = fuse(shifted_by("item"))
+    result = fuse_alone(shifted_by("item"))
     assert not result.report.rewrites
-    assert "not affine_grid" in refusals(result), refusals(result)
+    assert "not affine_grid" in refusal_reasons(result), refusal_reasons(result)

@@ -2,47 +2,14 @@
 homogeneous matrix read coefficient by coefficient), native pairs in 2-D and 3-D with static
 and dynamic sizes, ATen and contrib samplers with every mode name, and negatives."""
 
-import warnings
-
 import numpy as np
 import onnx
 import pytest
-import torch
-import torch.nn.functional as F
-
-import surgeon
-from surgeon_patterns import AffineGridSample
 
 from .builders import G, aten_pair, elementwise_homogeneous, matmul_range_grid, ms_matmul_pair, native_pair
 from .graphs import custom_nodes, fused_settings, op_counts
+from .helpers import RNG, fuse_alone, inputs, torch_grid, torch_warp
 from .runner import attrs_of, ort_run, run_split
-
-RNG = np.random.default_rng(7)
-
-
-def fuse(model, **kw):
-    return surgeon.fuse(model, plugins=[AffineGridSample()], **kw)
-
-
-def inputs(x_shape, theta_shape, name="theta"):
-    eye = np.eye(theta_shape[-2], theta_shape[-1], dtype=np.float32)
-    return {"x": RNG.random(x_shape, dtype=np.float32),
-            name: (eye + 0.2 * RNG.standard_normal(theta_shape)).astype(np.float32)}
-
-
-def torch_warp(x, theta, out, ac, mode="bilinear", padding="zeros"):
-    theta = torch.from_numpy(theta)
-    with warnings.catch_warnings():  # torch warns about size-1 dims with align_corners=True
-        warnings.simplefilter("ignore", UserWarning)
-        grid = F.affine_grid(theta, [theta.shape[0], x.shape[1], *out], align_corners=bool(ac))
-    return F.grid_sample(torch.from_numpy(x), grid, mode=mode, padding_mode=padding, align_corners=bool(ac)).numpy()
-
-
-def torch_grid(theta, out, ac):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        theta = torch.from_numpy(np.asarray(theta, np.float32))
-        return F.affine_grid(theta, [theta.shape[0], 1, *out], align_corners=bool(ac)).numpy()
 
 
 def assert_untouched(model, result, reason: str):
@@ -55,7 +22,7 @@ def assert_untouched(model, result, reason: str):
 
 def test_matmul_with_runtime_range_base_grid():
     model = matmul_range_grid()
-    result = fuse(model)
+    result = fuse_alone(model)
     assert op_counts(result.model) == {"Shape": 1, "custom.ops::FusedGridSample": 1}
     (node,) = custom_nodes(result.model)
     assert len(node.input) == 3 and "output_size" not in attrs_of(node)  # H, W follow x at run time
@@ -70,7 +37,7 @@ def test_matmul_with_runtime_range_base_grid():
 
 def test_elementwise_homogeneous_3x3():
     model = elementwise_homogeneous()
-    result = fuse(model)
+    result = fuse_alone(model)
     assert op_counts(result.model) == {"Slice": 1, "custom.ops::FusedGridSample": 1}
     (node,) = custom_nodes(result.model)
     assert attrs_of(node) == {"align_corners": 1, "mode": "bilinear", "padding_mode": "border",
@@ -95,7 +62,7 @@ def test_volume_from_transposed_homogeneous_4x4():
     g.op("GridSample", x, grid, out="y")
     g.output("y")
     model = g.model(20)
-    result = fuse(model)
+    result = fuse_alone(model)
     assert op_counts(result.model) == {"Slice": 1, "custom.ops::FusedGridSample": 1}
     assert attrs_of(custom_nodes(result.model)[0])["output_size"] == [d, h, w]
     feeds = inputs([2, 2, 6, 5, 4], [2, 4, 4], "M")
@@ -113,7 +80,7 @@ def test_half_precision_decomposition():
                 g.ints([-1, 8, 6, 2]))
     g.op("GridSample", x, grid, out="y")
     g.output("y", onnx.TensorProto.FLOAT16, ["N", 3, 8, 6])
-    result = fuse(g.model(18))
+    result = fuse_alone(g.model(18))
     (node,) = custom_nodes(result.model)
     assert list(node.input) == ["x", "theta"] and attrs_of(node)["output_size"] == [8, 6]
     onnx.checker.check_model(result.model)
@@ -134,7 +101,7 @@ def test_baked_base_grid_under_symbolic_dims():
     g.op("GridSample", x, grid, out="y", align_corners=1)
     g.output("y")
     model = g.model(18)
-    result = fuse(model)
+    result = fuse_alone(model)
     (node,) = custom_nodes(result.model)
     assert attrs_of(node) == {"align_corners": 1, "mode": "bilinear", "padding_mode": "zeros",
                               "output_size": [16, 12]}
@@ -151,7 +118,7 @@ def test_native_pair(dims, size):
     spatial = [6, 5, 4][-dims:]
     model = native_pair(dims=dims, size=size, spatial_in=spatial, symbolic_spatial=size == "shape",
                         out=[5, 7, 6][-dims:])
-    result = fuse(model)
+    result = fuse_alone(model)
     (node,) = custom_nodes(result.model)
     counts = op_counts(result.model)
     if size == "static":
@@ -179,7 +146,7 @@ def test_computed_output_size_reuses_the_size_tensor():
     g.op("GridSample", x, g.op("AffineGrid", theta, size), out="y")
     g.output("y")
     model = g.model(20)
-    result = fuse(model)
+    result = fuse_alone(model)
     assert op_counts(result.model) == {"Shape": 1, "Slice": 2, "Div": 1, "Concat": 1, "custom.ops::FusedGridSample": 1}
     (node,) = custom_nodes(result.model)
     assert node.input[2] == size
@@ -191,13 +158,13 @@ def test_computed_output_size_reuses_the_size_tensor():
 @pytest.mark.parametrize("opset_mode, torch_mode", [("linear", "bilinear"), ("cubic", "bicubic"),
                                                      ("nearest", "nearest")])
 def test_opset20_mode_names_map_to_torch(opset_mode, torch_mode):
-    result = fuse(native_pair(mode=opset_mode, padding="border"))
+    result = fuse_alone(native_pair(mode=opset_mode, padding="border"))
     assert fused_settings(result.model) == [(0, torch_mode, "border")]
 
 
 def test_aten_enums_map_to_torch_names():
     model = aten_pair(mode=1, padding=2, ac=1)
-    result = fuse(model)
+    result = fuse_alone(model)
     assert op_counts(result.model) == {"custom.ops::FusedGridSample": 1}
     assert fused_settings(result.model) == [(1, "nearest", "reflection")]
     feeds = inputs([2, 3, 16, 12], [2, 2, 3])
@@ -208,7 +175,7 @@ def test_aten_enums_map_to_torch_names():
 
 def test_contrib_sampler_with_matmul_grid():
     model = ms_matmul_pair(mode="bicubic")
-    result = fuse(model)
+    result = fuse_alone(model)
     assert op_counts(result.model) == {"custom.ops::FusedGridSample": 1}
     assert fused_settings(result.model) == [(0, "bicubic", "zeros")]
     feeds = inputs([2, 3, 16, 12], [2, 2, 3])
@@ -226,14 +193,14 @@ def test_opset16_bicubic_name():
             a.s = b"bicubic"
     del model.opset_import[:]
     model.opset_import.append(onnx.helper.make_opsetid("", 16))
-    assert fused_settings(fuse(model).model) == [(0, "bicubic", "zeros")]
+    assert fused_settings(fuse_alone(model).model) == [(0, "bicubic", "zeros")]
 
 
 # -- negatives ----------------------------------------------------------------------------------
 
 def test_projective_grid_untouched():
     model = elementwise_homogeneous(projective=True)
-    assert_untouched(model, fuse(model), "divides by a value that depends on the variables")
+    assert_untouched(model, fuse_alone(model), "divides by a value that depends on the variables")
 
 
 def test_grid_from_two_thetas_untouched():
@@ -245,7 +212,7 @@ def test_grid_from_two_thetas_untouched():
     g.op("GridSample", x, grid, out="y")
     g.output("y")
     model = g.model(20)
-    assert_untouched(model, fuse(model), "several theta-shaped tensors")
+    assert_untouched(model, fuse_alone(model), "several theta-shaped tensors")
 
 
 def test_constant_theta_fuses():
@@ -257,7 +224,7 @@ def test_constant_theta_fuses():
     g.op("GridSample", x, grid, out="y")
     g.output("y")
     model = g.model(20)
-    result = fuse(model)
+    result = fuse_alone(model)
     (node,) = custom_nodes(result.model)
     assert node.input[1] == "fixed_theta_1" and attrs_of(node)["output_size"] == [8, 6]
     feeds = {"x": RNG.random((1, 3, 16, 12), dtype=np.float32)}
@@ -273,7 +240,7 @@ def test_constant_grid_is_fitted():
     g.op("GridSample", x, grid, out="y", align_corners=1)
     g.output("y")
     model = g.model(17)
-    result = fuse(model)
+    result = fuse_alone(model)
     assert op_counts(result.model) == {"custom.ops::FusedGridSample": 1}
     feeds = {"x": RNG.random((1, 3, 16, 12), dtype=np.float32)}
     np.testing.assert_allclose(run_split(result.model, feeds)[0], ort_run(model, feeds)[0], rtol=1e-5, atol=1e-5)
@@ -293,7 +260,7 @@ def test_fixed_pixel_space_matrix_is_fitted():
     g.op("GridSample", x, grid, out="y", align_corners=0)
     g.output("y")
     model = g.model(17)
-    result = fuse(model)
+    result = fuse_alone(model)
     assert op_counts(result.model) == {"custom.ops::FusedGridSample": 1}
     feeds = {"x": RNG.random((1, 3, h, w), dtype=np.float32)}
     np.testing.assert_allclose(run_split(result.model, feeds)[0], ort_run(model, feeds)[0], rtol=1e-5, atol=1e-5)
@@ -313,7 +280,7 @@ def test_run_time_pixel_space_matrix_is_mapped():
     g.op("GridSample", x, grid, out="y", align_corners=0)
     g.output("y")
     model = g.model(17)
-    result = fuse(model)
+    result = fuse_alone(model)
     assert op_counts(result.model) == {"Reshape": 2, "MatMul": 1, "custom.ops::FusedGridSample": 1}
     for batch in (1, 3):
         feeds = inputs([batch, 3, h, w], [batch, 2, 3])
@@ -327,7 +294,7 @@ def test_random_constant_grid_untouched():
     g.op("GridSample", x, g.const(RNG.uniform(-1, 1, (1, 7, 5, 2)).astype(np.float32)), out="y")
     g.output("y")
     model = g.model(17)
-    assert_untouched(model, fuse(model), "not affine_grid(theta) for any theta")
+    assert_untouched(model, fuse_alone(model), "not affine_grid(theta) for any theta")
 
 
 def test_flat_theta_rows():
@@ -344,7 +311,7 @@ def test_flat_theta_rows():
     g.op("GridSample", x, grid, out="y")
     g.output("y")
     model = g.model(17)
-    result = fuse(model)
+    result = fuse_alone(model)
     assert op_counts(result.model) == {"Reshape": 1, "custom.ops::FusedGridSample": 1}
     feeds = {"x": RNG.random((2, 3, 16, 12), dtype=np.float32),
              "params": (np.array([1, 0, 0, 0, 1, 0]) + 0.2 * RNG.standard_normal((2, 6))).astype(np.float32)}
@@ -359,4 +326,4 @@ def test_bicubic_volume_refused():
     g.op("GridSample", x, grid, out="y", mode="cubic")
     g.output("y")
     model = g.model(20)
-    assert_untouched(model, fuse(model), "bicubic sampling of a volume")
+    assert_untouched(model, fuse_alone(model), "bicubic sampling of a volume")

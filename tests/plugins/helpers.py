@@ -1,9 +1,11 @@
 """Small helpers for the plugin tests: tiny models, running a fused model with a pattern's
-reference kernels, and a probe of the engine's region evaluation."""
+reference kernels, a probe of the engine's region evaluation, and the docs' runnable examples."""
 
 from __future__ import annotations
 
+import importlib
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +21,15 @@ from surgeon.attrs import read_attribute
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE_MODELS = ROOT / "samples" / "models"
 PLUGIN_MODELS = ROOT / "samples" / "plugin-example" / "models"
+
+
+def import_doc_example(doc: str, module: str, folder: Path):
+    """The ```python block of docs/``doc`` that opens with ``# module.py``, written into ``folder``
+    (which the caller puts on sys.path) and imported: the example as a reader would save it."""
+    text = (ROOT / "docs" / doc).read_text()
+    [code] = [b for b in re.findall(r"```python\n(.*?)```", text, re.S) if b.startswith(f"# {module}.py")]
+    (folder / f"{module}.py").write_text(code)
+    return importlib.import_module(module)
 
 
 def plugin_manifest() -> dict:

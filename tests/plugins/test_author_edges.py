@@ -10,40 +10,9 @@ from click.testing import CliRunner
 import surgeon
 from surgeon.cli import cli
 
-from ..engine.test_discovery import fake_dist
+from ..distributions import fake_dist
 from . import planted
-
-
-class CheckRaises(planted.Swish):
-    name = "check-raises"
-
-    def check(self, ctx, match):
-        return {"beta": 1}["alpha"]  # a KeyError, as in the issue
-
-
-class CheckTrue(planted.Swish):
-    name = "check-true"
-
-    def check(self, ctx, match):
-        return True  # meant "go ahead"
-
-
-class MatchList(planted.Swish):
-    name = "match-list"
-
-    def match(self, ctx, node):
-        return [node]
-
-
-class NoKernel(planted.Swish):
-    name = "no-kernel"
-    kernels = {}
-
-
-class OtherSwish(planted.SwishOff):
-    """Another plugin's pattern of the same name."""
-
-    name = "swish"
+from .misbehaving import CheckRaises, CheckTrue, MatchList
 
 
 def invoke(*args):
@@ -66,11 +35,11 @@ def test_an_exception_in_check_is_reported_as_check_s():
 def test_check_returning_neither_none_nor_a_reason_is_one_line_naming_the_plugin(swish_file, tmp_path):
     with pytest.raises(surgeon.SurgeonError) as info:
         surgeon.fuse(planted.swish_model(), plugins=[CheckTrue])
-    assert str(info.value) == ("plugin tests.plugins.test_author_edges:CheckTrue: pattern 'check-true': check() "
+    assert str(info.value) == ("plugin tests.plugins.misbehaving:CheckTrue: pattern 'check-true': check() "
                                "returned True (bool); it must return None to go ahead or a str saying why not")
-    done = invoke("fuse", swish_file, tmp_path / "out.onnx", "--plugin", "tests.plugins.test_author_edges:CheckTrue")
+    done = invoke("fuse", swish_file, tmp_path / "out.onnx", "--plugin", "tests.plugins.misbehaving:CheckTrue")
     assert done.exit_code == 1 and not (tmp_path / "out.onnx").exists()
-    assert done.stderr == ("error: plugin --plugin tests.plugins.test_author_edges:CheckTrue: pattern 'check-true': "
+    assert done.stderr == ("error: plugin --plugin tests.plugins.misbehaving:CheckTrue: pattern 'check-true': "
                            "check() returned True (bool); it must return None to go ahead or a str saying why not\n")
 
 
@@ -94,19 +63,19 @@ def _rows(output):
 
 
 def test_patterns_says_which_of_two_same_named_patterns_wins_and_why(installed_swish):
-    spec = "tests.plugins.test_author_edges:OtherSwish"
+    spec = "tests.plugins.misbehaving:OtherSwish"
     listed = invoke("patterns", "--plugin", spec)
     assert listed.exit_code == 0, listed.output
     rows = _rows(listed.output)
     assert f"no, --plugin {spec} wins: named with --plugin, which wins over an installed one" in rows["surgeon_swish"]
-    assert "yes, wins: named with --plugin, which wins over an installed one" in rows["tests.plugins.test_author_edges"]
+    assert "yes, wins: named with --plugin, which wins over an installed one" in rows["tests.plugins.misbehaving"]
     alone = _rows(invoke("patterns").output)
     assert list(alone) == ["surgeon_swish"] and alone["surgeon_swish"].split()[3] == "yes"
 
 
 def test_patterns_names_an_unsettled_conflict_and_prefer_settles_it(installed_swish, tmp_path, monkeypatch):
     fake_dist(tmp_path, "other_swish", "other_swish_mod", """
-        from tests.plugins.test_author_edges import OtherSwish
+        from tests.plugins.misbehaving import OtherSwish
         PATTERNS = [OtherSwish]
     """)
     rows = _rows(invoke("patterns").output)
@@ -117,7 +86,7 @@ def test_patterns_names_an_unsettled_conflict_and_prefer_settles_it(installed_sw
 
 
 def test_fuse_warns_at_once_about_an_op_no_plugin_can_run(swish_file, tmp_path):
-    spec = "tests.plugins.test_author_edges:NoKernel"
+    spec = "tests.plugins.misbehaving:NoKernel"
     done = invoke("fuse", swish_file, tmp_path / "out.onnx", "--plugin", spec)
     assert done.exit_code == 0
     assert (f"warning: pattern 'no-kernel' writes my.ops::Swish (plugin --plugin {spec}), which no loaded plugin can "

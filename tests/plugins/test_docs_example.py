@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import sys
 
 import numpy as np
@@ -11,18 +10,13 @@ from onnx import helper, numpy_helper
 
 import surgeon
 
-from .helpers import ROOT, make_model, run_with_kernels
+from .helpers import import_doc_example, make_model, run_with_kernels
 
 
 @pytest.fixture
 def swish_module(tmp_path, monkeypatch):
-    text = (ROOT / "docs" / "plugins.md").read_text()
-    [code] = [block for block in re.findall(r"```python\n(.*?)```", text, re.S) if block.startswith("# surgeon_swish.py")]
-    (tmp_path / "surgeon_swish.py").write_text(code)
     monkeypatch.syspath_prepend(str(tmp_path))
-    import surgeon_swish
-
-    yield surgeon_swish
+    yield import_doc_example("plugins.md", "surgeon_swish", tmp_path)
     sys.modules.pop("surgeon_swish", None)  # the next test's copy comes from its own tmp_path
 
 

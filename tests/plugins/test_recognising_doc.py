@@ -3,7 +3,6 @@ computes, tells the erf form from the tanh form, and leaves what is neither."""
 
 from __future__ import annotations
 
-import re
 import sys
 
 import numpy as np
@@ -13,18 +12,13 @@ from onnx import TensorProto, helper, numpy_helper
 
 import surgeon
 
-from .helpers import ROOT
+from .helpers import import_doc_example
 
 
 @pytest.fixture
 def anygelu(tmp_path, monkeypatch):
-    text = (ROOT / "docs" / "recognising.md").read_text()
-    [code] = [b for b in re.findall(r"```python\n(.*?)```", text, re.S) if b.startswith("# surgeon_anygelu.py")]
-    (tmp_path / "surgeon_anygelu.py").write_text(code)
     monkeypatch.syspath_prepend(str(tmp_path))
-    import surgeon_anygelu
-
-    yield surgeon_anygelu
+    yield import_doc_example("recognising.md", "surgeon_anygelu", tmp_path)
     sys.modules.pop("surgeon_anygelu", None)
 
 

@@ -12,8 +12,7 @@ from onnx import helper
 from surgeon.cli import cli
 from surgeon.runtime.outfiles import sanitise
 
-from .test_validate import TAMPERINGS, warp_feeds
-from .toys import scale_model, scale_node, stn_pair, vi, warp_pair
+from .toys import TAMPERINGS, scale_model, scale_node, stn_pair, vi, warp_feeds, warp_pair
 
 PLUGIN = "tests.runtime.kernel_plugin:TorchKernels"
 

@@ -3,7 +3,7 @@
 import numpy as np
 import onnx
 import pytest
-from onnx import helper, numpy_helper
+from onnx import helper
 
 import surgeon
 from surgeon import CustomOp
@@ -12,7 +12,7 @@ from surgeon.modelio import load_model
 from surgeon.runtime import random_inputs
 
 from .conftest import PLUGINS
-from .toys import scale_model, scale_node, stn_pair, vi, warp_pair
+from .toys import if_model, scale_model, scale_node, stn_pair, vi, warp_pair
 
 
 def feeds(n=1, c=3, h=32, w=32, seed=0):
@@ -98,36 +98,12 @@ def test_external_data_model_runs_from_its_path(tmp_path):
     np.testing.assert_allclose(surgeon.run(loaded, x, plugins=PLUGINS)["out"], surgeon.run(orig, x, plugins=PLUGINS)["out"], atol=1e-5)
 
 
-def _if_model(custom: bool):
-    """y = warp(x) if cond else x * 3, the warp written natively or as FusedGridSample."""
-    size = numpy_helper.from_array(np.array([1, 3, 16, 16], np.int64), "size")
-    if custom:
-        from .toys import fused_node
-
-        then_nodes = [fused_node("x", "theta", "t_out", "warp", (16, 16))]
-        then_inits = []
-    else:
-        then_nodes = [helper.make_node("AffineGrid", ["theta", "size"], ["grid"]),
-                      helper.make_node("GridSample", ["x", "grid"], ["t_out"], mode="linear")]
-        then_inits = [size]
-    then_g = helper.make_graph(then_nodes, "then", [], [vi("t_out", None)], then_inits)
-    three = numpy_helper.from_array(np.array(3.0, np.float32), "three")
-    else_g = helper.make_graph([helper.make_node("Mul", ["x", "three"], ["e_out"])], "else", [], [vi("e_out", None)])
-    node = helper.make_node("If", ["cond"], ["y"], name="branch", then_branch=then_g, else_branch=else_g)
-    graph = helper.make_graph([node], "g", [vi("cond", [], onnx.TensorProto.BOOL), vi("x", [1, 3, 16, 16]),
-                                             vi("theta", [1, 2, 3])], [vi("y", None)], [three])
-    opsets = [helper.make_opsetid("", 20)] + ([helper.make_opsetid("custom.ops", 1)] if custom else [])
-    m = helper.make_model(graph, opset_imports=opsets)
-    m.ir_version = 10
-    return m
-
-
 @pytest.mark.parametrize("cond", [True, False])
 def test_if_with_custom_branches_runs_in_python(cond):
     f = feeds(h=16, w=16)
     f["cond"] = np.array(cond)
-    want = surgeon.run(_if_model(False), f, plugins=PLUGINS)["y"]
-    got = surgeon.run(_if_model(True), f, plugins=PLUGINS)["y"]
+    want = surgeon.run(if_model(False), f, plugins=PLUGINS)["y"]
+    got = surgeon.run(if_model(True), f, plugins=PLUGINS)["y"]
     np.testing.assert_allclose(got, want, atol=1e-5)
 
 

@@ -13,15 +13,7 @@ from surgeon.runtime.compare import compare
 from surgeon.validate import validate
 
 from .conftest import PLUGINS
-from .toys import fused_node, model, stn_pair, vi, warp_pair
-
-# theta that rotates, scales and shifts: many samples fall outside, so padding matters
-THETA = np.array([[[0.9, 0.3, 0.4], [-0.2, 1.1, -0.3]]], np.float32)
-
-
-def warp_feeds(h=32, w=32, seed=0):
-    return {"x": np.random.default_rng(seed).random((1, 3, h, w), dtype=np.float32), "theta": THETA}
-
+from .toys import THETA, TAMPERINGS, fused_node, if_model, model, stn_pair, swap_rows, vi, warp_feeds, warp_pair
 
 def test_a_correct_rewrite_passes():
     orig, rew = warp_pair()
@@ -31,26 +23,6 @@ def test_a_correct_rewrite_passes():
     assert check.nodes == ["affine-grid/FusedGridSample"] and check.patterns == ["affine-grid"]
     assert [c.name for c in check.outputs] == ["y"] and check.outputs[0].max_abs < 1e-5
     assert [o.name for o in report.outputs] == ["y"]
-
-
-def _swap_rows(rew):
-    """Feed the kernel theta with its two rows swapped (a Gather the 'rewrite' added)."""
-    perm = numpy_helper.from_array(np.array([1, 0], np.int64), "perm_swap")
-    gather = helper.make_node("Gather", ["theta", "perm_swap"], ["theta_swapped"], name="swap", axis=1)
-    fused = rew.graph.node[0]
-    fused.input[1] = "theta_swapped"
-    rew.graph.node.insert(0, gather)
-    rew.graph.initializer.append(perm)
-    return rew
-
-
-TAMPERINGS = {
-    "align_corners": lambda: warp_pair(align_corners=1)[1],
-    "padding_mode": lambda: warp_pair(padding_mode="border")[1],
-    "padding_reflection": lambda: warp_pair(padding_mode="reflection")[1],
-    "theta_rows_swapped": lambda: _swap_rows(warp_pair()[1]),
-    "output_size": lambda: warp_pair(out=(16, 16))[1],
-}
 
 
 @pytest.mark.parametrize("name", sorted(TAMPERINGS))
@@ -203,18 +175,16 @@ def test_compare_nan_inf_shape_and_dtype():
 
 
 def test_a_custom_node_inside_if_is_checked_with_its_if():
-    from .test_run import _if_model
-
     feeds = {"cond": np.array(True), **warp_feeds(16, 16)}
-    report = validate(_if_model(False), _if_model(True), feeds, plugins=PLUGINS)
+    report = validate(if_model(False), if_model(True), feeds, plugins=PLUGINS)
     assert report.passed, report.summary()
     assert report.rewrites[0].nodes == ["warp"] and any("inside If" in n for n in report.notes)
-    tampered = _if_model(True)
+    tampered = if_model(True)
     then_branch = next(a.g for a in tampered.graph.node[0].attribute if a.name == "then_branch")
     for a in then_branch.node[0].attribute:
         if a.name == "align_corners":
             a.i = 1
-    report = validate(_if_model(False), tampered, feeds, plugins=PLUGINS)
+    report = validate(if_model(False), tampered, feeds, plugins=PLUGINS)
     assert not report.passed and "rewrite 'warp'" in report.failures()[0]
 
 
@@ -303,7 +273,7 @@ def test_nearest_rounding_ties_pass_and_say_what_happened():
 def test_a_wrong_nearest_rewrite_still_fails_at_ties_and_on_random_draws():
     orig, _ = _nearest_pair()
     feeds = {"x": np.random.default_rng(0).random((1, 2, 24, 24), dtype=np.float32), "theta": TIE_THETA}
-    for wrong in (_nearest_pair(padding_mode="border")[1], _swap_rows(_nearest_pair()[1])):
+    for wrong in (_nearest_pair(padding_mode="border")[1], swap_rows(_nearest_pair()[1])):
         report = validate(orig, wrong, feeds, plugins=PLUGINS)
         assert not report.passed and not report.rewrites[0].passed
     # (at this theta align_corners changes no coordinate: x.5 either way; random draws show it)

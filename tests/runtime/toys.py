@@ -1,6 +1,6 @@
 """Small models and kernels for the runtime tests, built by hand with onnx.helper.
 
-The FusedGridSample kernel here follows OPS.md through torch's own functions, so these tests
+The FusedGridSample kernel here follows ops/OPS.md through torch's own functions, so these tests
 depend neither on surgeon_ops.kernels nor on the pattern plugins.
 """
 
@@ -81,6 +81,56 @@ def warp_pair(n=1, c=3, h=32, w=32, out=None, align_corners=0, mode="bilinear", 
                             padding_mode)],
                 [vi("x", [n, c, h, w]), vi("theta", [n, 2, 3])], [vi("y", [n, c, oh, ow])])
     return orig, rew
+
+
+# theta that rotates, scales and shifts: many samples fall outside, so padding matters
+THETA = np.array([[[0.9, 0.3, 0.4], [-0.2, 1.1, -0.3]]], np.float32)
+
+
+def warp_feeds(h=32, w=32, seed=0):
+    return {"x": np.random.default_rng(seed).random((1, 3, h, w), dtype=np.float32), "theta": THETA}
+
+
+def swap_rows(rew):
+    """Feed the kernel theta with its two rows swapped (a Gather the 'rewrite' added)."""
+    perm = numpy_helper.from_array(np.array([1, 0], np.int64), "perm_swap")
+    gather = helper.make_node("Gather", ["theta", "perm_swap"], ["theta_swapped"], name="swap", axis=1)
+    fused = rew.graph.node[0]
+    fused.input[1] = "theta_swapped"
+    rew.graph.node.insert(0, gather)
+    rew.graph.initializer.append(perm)
+    return rew
+
+
+TAMPERINGS = {
+    "align_corners": lambda: warp_pair(align_corners=1)[1],
+    "padding_mode": lambda: warp_pair(padding_mode="border")[1],
+    "padding_reflection": lambda: warp_pair(padding_mode="reflection")[1],
+    "theta_rows_swapped": lambda: swap_rows(warp_pair()[1]),
+    "output_size": lambda: warp_pair(out=(16, 16))[1],
+}
+
+
+def if_model(custom: bool):
+    """y = warp(x) if cond else x * 3, the warp written natively or as FusedGridSample."""
+    size = numpy_helper.from_array(np.array([1, 3, 16, 16], np.int64), "size")
+    if custom:
+        then_nodes = [fused_node("x", "theta", "t_out", "warp", (16, 16))]
+        then_inits = []
+    else:
+        then_nodes = [helper.make_node("AffineGrid", ["theta", "size"], ["grid"]),
+                      helper.make_node("GridSample", ["x", "grid"], ["t_out"], mode="linear")]
+        then_inits = [size]
+    then_g = helper.make_graph(then_nodes, "then", [], [vi("t_out", None)], then_inits)
+    three = numpy_helper.from_array(np.array(3.0, np.float32), "three")
+    else_g = helper.make_graph([helper.make_node("Mul", ["x", "three"], ["e_out"])], "else", [], [vi("e_out", None)])
+    node = helper.make_node("If", ["cond"], ["y"], name="branch", then_branch=then_g, else_branch=else_g)
+    graph = helper.make_graph([node], "g", [vi("cond", [], TensorProto.BOOL), vi("x", [1, 3, 16, 16]),
+                                             vi("theta", [1, 2, 3])], [vi("y", None)], [three])
+    opsets = [helper.make_opsetid("", 20)] + ([helper.make_opsetid("custom.ops", 1)] if custom else [])
+    m = helper.make_model(graph, opset_imports=opsets)
+    m.ir_version = 10
+    return m
 
 
 def _conv_init(name, shape, rng, scale=0.2):

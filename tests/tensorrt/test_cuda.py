@@ -7,7 +7,7 @@ import pytest
 
 from surgeon_ops.kernels import fused_grid_sample
 
-from .test_plugin import profile_node, thetas
+from .profiles import profile_node, thetas
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")

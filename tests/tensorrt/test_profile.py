@@ -9,12 +9,13 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper
+from onnx import helper
 
 import surgeon
 from surgeon.lint import lint
 from surgeon_ops.tensorrt import profile
 
+from .profiles import grid_read_twice_model
 from .stand_in import TensorDesc
 
 MODELS = Path(__file__).resolve().parents[2] / "samples" / "models"
@@ -87,19 +88,6 @@ def test_cli_writes_nothing_with_a_hazard_and_fuses_with_input_shapes(tmp_path):
                    "--input-shape", "theta:2,2,3")
     assert done.returncode == 0, done.stderr
     assert run_cli("lint", str(out), "--target", "tensorrt").returncode == 0
-
-
-def grid_read_twice_model():
-    """The seed's custom.ops::AffineGrid whose grid is also a graph output: the grid form."""
-    nodes = [helper.make_node("AffineGrid", ["theta"], ["grid"], domain="custom.ops", align_corners=0,
-                              output_size=[5, 6]),
-             helper.make_node("GridSample", ["x", "grid"], ["y"], mode="bilinear", padding_mode="zeros",
-                              align_corners=0)]
-    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 7, 8]),
-                                           helper.make_tensor_value_info("theta", TensorProto.FLOAT, [1, 2, 3])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 5, 6]),
-                               helper.make_tensor_value_info("grid", TensorProto.FLOAT, [1, 5, 6, 2])])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 16), helper.make_opsetid("custom.ops", 1)])
 
 
 def test_the_grid_form_writes_the_profiles_grid_op():

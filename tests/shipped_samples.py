@@ -1,0 +1,72 @@
+"""The shipped sample models as the tests read them: their folder and manifest, plain onnxruntime
+runs and walks over every graph of a model, the originals' outputs (onnxruntime, or the torch
+module a sample came from where onnxruntime cannot run it), and inputs whose transform matrices
+flip and rotate (``surgeon_ops.draws``, what ``validate`` draws)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+
+from samples import check
+from samples.catalog import BY_FILE
+from surgeon_ops.draws import draw_theta
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MODELS = os.path.join(ROOT, "samples", "models")
+with open(os.path.join(MODELS, "manifest.json")) as _f:
+    MANIFEST = json.load(_f)
+TRANSFORMS = ("theta", "theta2", "M")  # the samples' inputs that hold transform matrices
+
+
+def ort_run(model, feeds: dict, outputs: list[str] | None = None) -> list[np.ndarray]:
+    """A plain onnxruntime session (no op library, nothing from surgeon) on the feeds it takes."""
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    options.intra_op_num_threads = 1
+    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    names = {i.name for i in session.get_inputs()}
+    return session.run(outputs, {k: v for k, v in feeds.items() if k in names})
+
+
+def all_graphs(graph):
+    """A graph and every graph in it (If branches, Loop bodies), depth first."""
+    yield graph
+    for node in graph.node:
+        for attr in node.attribute:
+            if attr.type == onnx.AttributeProto.GRAPH:
+                yield from all_graphs(attr.g)
+
+
+def all_nodes(graph):
+    """The nodes of a graph and of every graph in it, each before the graphs it holds."""
+    for node in graph.node:
+        yield node
+        for attr in node.attribute:
+            if attr.type == onnx.AttributeProto.GRAPH:
+                yield from all_nodes(attr.g)
+
+
+def original_outputs(name: str, feeds: dict) -> list[np.ndarray]:
+    """The original sample in onnxruntime; the torch module it came from where onnxruntime cannot
+    run it (ATen fallback nodes need a training build)."""
+    sample = BY_FILE[name]
+    model = check.runnable(sample, onnx.load(os.path.join(MODELS, name)))
+    if model is None:
+        return check.torch_outputs(sample, feeds)
+    return ort_run(model, feeds)
+
+
+def signed_transforms(feeds: dict, seed: int = 20) -> dict:
+    """``feeds`` with every transform matrix redrawn: flips, rotations past 90 degrees, shifts
+    past the edge."""
+    signed = dict(feeds)
+    rng = np.random.default_rng(seed)
+    for key in TRANSFORMS:
+        if key in signed:
+            signed[key] = draw_theta(signed[key].shape, np.float32, rng)
+    return signed
