@@ -120,7 +120,7 @@ def _far_round(report: ValidationReport, orig: Runner, rew: Runner, plugins, sha
         _round(far, orig, rew, plugins, None, shapes, seed + 1, max_bytes, atol, rtol, max_mismatch, device, engine,
                {}, far=True)
     except SurgeonError as exc:
-        report.notes.append(f"far draws skipped: the original does not run on them ({str(exc).splitlines()[0]})")
+        report.notes.append(f"far draws skipped: {str(exc).splitlines()[0]}")
         return
     report.far = far
 
@@ -162,7 +162,10 @@ def _round(report: ValidationReport, orig: Runner, rew: Runner, plugins, feeds, 
     keep = list(dict.fromkeys(orig.output_names + [n for r in regions for n in r.leaves + r.produces]))
     t = time.perf_counter()
     with progress.working("running the original model"):
-        reference = orig.run(feeds, keep)
+        try:
+            reference = orig.run(feeds, keep)
+        except SurgeonError as exc:
+            raise SurgeonError(f"the original does not run as written (no graph optimisation): {exc}") from None
     timings["original"] = time.perf_counter() - t
 
     t = time.perf_counter()
