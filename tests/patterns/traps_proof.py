@@ -129,6 +129,16 @@ def int_gate(kind: str, trap: bool = True):
     return _finish(g, x, grid)
 
 
+def int_index(trap: bool = True):
+    """The grid's x and y channels picked by an int input ``k`` (a Gather index given at run
+    time: ``[1, 0]`` would swap them; the twin picks them with a constant)."""
+    g = G()
+    x = g.input("x", ["N", 3, "H", "W"])
+    grid = _pair(g, g.input("theta", ["N", 2, 3]), x)
+    channels = g.input("k", [2], INT64) if trap else g.ints([0, 1])
+    return _finish(g, x, g.op("Gather", grid, channels, axis=3))
+
+
 def precision(kind: str, trap: bool = True):
     """``double``: a float64 theta whose grid is cast to float32 before the sampler (the rewrite
     would narrow theta); ``half-reflection``: a float16 round trip of the grid sampled with
