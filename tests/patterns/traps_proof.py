@@ -130,13 +130,13 @@ def int_gate(kind: str, trap: bool = True):
 
 
 def int_index(trap: bool = True):
-    """The grid's x and y channels picked by an int input ``k`` (a Gather index given at run
-    time: ``[1, 0]`` would swap them; the twin picks them with a constant)."""
+    """The grid cropped from a column given by an int input ``k`` (a Slice start at run time:
+    ``k = 2`` shifts every column; the twin starts at a constant 0)."""
     g = G()
     x = g.input("x", ["N", 3, "H", "W"])
     grid = _pair(g, g.input("theta", ["N", 2, 3]), x)
-    channels = g.input("k", [2], INT64) if trap else g.ints([0, 1])
-    return _finish(g, x, g.op("Gather", grid, channels, axis=3))
+    start = g.input("k", [1], INT64) if trap else g.ints([0])
+    return _finish(g, x, g.op("Slice", grid, start, g.ints([1 << 30]), g.ints([2])))
 
 
 def precision(kind: str, trap: bool = True):
