@@ -144,7 +144,12 @@ def get_runner(model, plugins, device: str = "cpu", engine: str = "auto") -> Run
         if runner is not None:
             _cache.move_to_end(key)
             return runner
-    runner = Runner(_own_copy(model, payload), plugins, device, engine)
+    if engine == "openvino":
+        from .openvino import OpenVinoRunner
+
+        runner = OpenVinoRunner(_own_copy(model, payload), plugins, device, engine)
+    else:
+        runner = Runner(_own_copy(model, payload), plugins, device, engine)
     with _cache_lock:
         _cache[key] = runner
         while len(_cache) > CACHE_SIZE:
