@@ -136,6 +136,8 @@ def _own_copy(model, payload: bytes | None) -> LoadedModel:
 def get_runner(model, plugins, device: str = "cpu", engine: str = "auto") -> Runner:
     """The cached runner for ``model`` (a path, ModelProto or LoadedModel) with the custom ops of
     ``plugins`` (a PluginSet), built on first use."""
+    if engine == "openvino" and device != "cpu":
+        raise SurgeonError("engine 'openvino' runs on the CPU: use --device cpu")
     providers_for(device)  # a missing device is reported before any work
     base, _, payload = _fingerprint(model)
     key = base + (device, engine, plugins.fingerprint())

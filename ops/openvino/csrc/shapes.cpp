@@ -42,7 +42,7 @@ std::string check_theta(const PartialShape& theta, int64_t nsp) {
 // The output's spatial dims: the attribute, the size input's values (checked against the batch
 // n and, for c not null, the channels), or unknown.
 std::string spatial_out(const Attrs& a, const PartialShape& size_shape, const std::vector<int64_t>* size, int64_t nsp,
-                        const Dimension& n, const Dimension* c, std::vector<Dimension>* out) {
+                        Dimension& n, Dimension* c, std::vector<Dimension>* out) {
   const std::string want = nsp == 2 ? "[N, C, H_out, W_out]" : "[N, C, D_out, H_out, W_out]";
   if (!a.output_size.empty()) {
     if ((int64_t)a.output_size.size() != nsp)
@@ -62,9 +62,9 @@ std::string spatial_out(const Attrs& a, const PartialShape& size_shape, const st
   if ((int64_t)v.size() != nsp + 2)
     return "size must be an int64 tensor of " + std::to_string(nsp + 2) + " values " + want + ", got " +
            std::to_string(v.size());
-  if (!n.compatible(v[0]))
+  if (!Dimension::merge(n, n, v[0]))  // the size's batch and channels refine dims the inputs leave open
     return "size " + values_text(v) + " has batch " + std::to_string(v[0]) + ", the inputs have " + n.to_string();
-  if (c != nullptr && !c->compatible(v[1]))
+  if (c != nullptr && !Dimension::merge(*c, *c, v[1]))
     return "size " + values_text(v) + " has " + std::to_string(v[1]) + " channels, X has " + c->to_string();
   for (int64_t k = 0; k < nsp; ++k) {
     if (v[(size_t)k + 2] < 0) return "size " + values_text(v) + " has a negative dimension";
@@ -99,11 +99,12 @@ std::string infer_sample(const Attrs& a, const PartialShape& x, const PartialSha
   if (!Dimension::merge(n, n, theta_n))
     return "theta has batch " + theta_n.to_string() + ", X has " + x[0].to_string();
   if (nsp == 3 && a.mode == "bicubic") return "bicubic mode is 2-D only (as in torch), X is 5-D";
-  const Dimension c = x.rank().is_static() ? x[1] : Dimension::dynamic();
-  std::vector<Dimension> dims = {n, c};
-  err = spatial_out(a, size_shape, size, nsp, n, &c, &dims);
+  Dimension c = x.rank().is_static() ? x[1] : Dimension::dynamic();
+  std::vector<Dimension> spatial;
+  err = spatial_out(a, size_shape, size, nsp, n, &c, &spatial);
   if (!err.empty()) return err;
-  *y = PartialShape(dims);
+  spatial.insert(spatial.begin(), {n, c});
+  *y = PartialShape(spatial);
   return "";
 }
 
@@ -119,10 +120,11 @@ std::string infer_grid(const Attrs& a, const PartialShape& theta, const PartialS
   }
   std::string err = check_theta(theta, nsp);
   if (!err.empty()) return "theta must have shape [N, 2, 3] or [N, 3, 4], got " + text(theta);
-  const Dimension n = theta.rank().is_static() ? theta[0] : Dimension::dynamic();
-  std::vector<Dimension> dims = {n};
+  Dimension n = theta.rank().is_static() ? theta[0] : Dimension::dynamic();
+  std::vector<Dimension> dims;
   err = spatial_out(a, size_shape, size, nsp, n, nullptr, &dims);
   if (!err.empty()) return err;
+  dims.insert(dims.begin(), n);
   dims.push_back(nsp);
   *grid = PartialShape(dims);
   return "";
