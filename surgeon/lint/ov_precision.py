@@ -11,7 +11,8 @@ Which ops the plugin lowers depends on its release and on the graph (a product w
 operand may stay in float32), so where OpenVINO and a CPU with bf16 or f16 are at hand the
 positions are measured: the model is compiled at that precision and at f32 with the positions
 as extra outputs and run on seeded random inputs; a site is flagged when its positions differ.
-Elsewhere the rule is static: a site is flagged when its positions come through MatMul, Gemm,
+Elsewhere (no OpenVINO or no such CPU, a model that does not run here, positions inside an If
+or Loop body) the rule is static: a site is flagged when its positions come through MatMul, Gemm,
 Conv, ConvTranspose, Einsum or the standard AffineGrid (a MatMul in OpenVINO)."""
 
 from __future__ import annotations
@@ -43,8 +44,8 @@ def check(view, ctx):
         if not site.domain and site.node.op_type == "AffineGrid":
             rounding.insert(0, site.name)
         names = ", ".join(rounding[:SHOWN]) + (f" and {len(rounding) - SHOWN} more" if len(rounding) > SHOWN else "")
-        if measured is not None:
-            moved = max((measured.get(v, 0.0) for v in values), default=0.0)
+        if measured is not None and all(v in measured for v in values):  # (not in an If/Loop body, not an input)
+            moved = max((measured[v] for v in values), default=0.0)
             if moved <= 0.0:
                 continue
             what = (f"under OpenVINO's default CPU precision ({precision} on this CPU) the input{'s' if len(values) > 1 else ''}"
@@ -103,9 +104,10 @@ def _measure(view, ctx, values: list[str]) -> tuple[dict | None, str]:
     from ..runtime.inputs import random_inputs
     from ..runtime.openvino import new_core, ov_message
 
+    inputs = {v: 0.0 for v in values if v not in view.producer}  # straight from a graph input: never rounded
     computed = [v for v in dict.fromkeys(values) if v in view.producer and view.producer[v].graph == "main"]
     if not computed:
-        return {}, ""
+        return inputs, ""
     try:
         core = new_core(ctx.ov_extensions)
         capabilities = core.get_property("CPU", "OPTIMIZATION_CAPABILITIES")
@@ -124,7 +126,7 @@ def _measure(view, ctx, values: list[str]) -> tuple[dict | None, str]:
         for hint in (precision, "f32"):
             model = core.read_model(view.proto.SerializeToString(), b"")
             known = {name for op in model.get_ordered_ops() for port in op.outputs() for name in port.get_names()}
-            computed = [v for v in computed if v in known]  # a value the frontend folded away is not asked for
+            computed = [v for v in computed if v in known]  # a value the frontend folded away: the static rule
             if computed:
                 model.add_outputs(computed)
             compiled = core.compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": hint})
@@ -141,7 +143,7 @@ def _measure(view, ctx, values: list[str]) -> tuple[dict | None, str]:
                  "only the ops they come through were looked at")
         return None, ""
     low, exact = results
-    moved = {}
+    moved = dict(inputs)
     for value in computed:
         a, b = low[value], exact[value]
         scale = max(1.0, float(np.max(np.abs(b)))) if b.size else 1.0

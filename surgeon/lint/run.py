@@ -35,7 +35,8 @@ def lint(model, target: str, *, plugins=None, ort_libraries=(), ov_extensions=()
     view = ModelView(loaded.proto)
     ctx = LintContext(model=label or path or "MODEL", plugins=plugins, after_fuse=after_fuse)
     ctx.ort_libraries = _libraries(view, ctx, ort_libraries)
-    ctx.ov_extensions = _extensions(view, ctx, ov_extensions)
+    # What fuse --target wrote runs with the extensions of the plugins that wrote it.
+    ctx.ov_extensions = _extensions(view, ctx, ov_extensions or (("surgeon",) if after_fuse else ()))
     report = LintReport(target, model=path)
     for rules in RULES[target]:
         report.hazards.extend(rules.check(view, ctx))

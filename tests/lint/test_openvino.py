@@ -153,3 +153,16 @@ def test_cli(tmp_path):
     done = CliRunner().invoke(cli, ["lint", str(path), "--target", "openvino", "--ov-extension", str(not_one)])
     assert done.exit_code == 1 and "OpenVINO cannot load the extension" in done.output
     assert "Traceback" not in done.output and TensorProto
+
+
+def test_fuse_target_openvino_writes_the_fused_form_and_lints_it_with_the_extension(tmp_path):
+    """fuse --target openvino: the contract's ops (the pattern's default form), checked with the
+    plugins' extension; a precision hazard refuses the write like any engine hazard."""
+    out = tmp_path / "a.onnx"
+    result = surgeon.fuse(os.path.join(SAMPLES, "affine_ts_opset20_2d_static.onnx"), out, target="openvino")
+    assert result.hazards == [] and out.exists()
+    assert [n.op_type for n in onnx.load(out).graph.node] == ["FusedGridSample"]
+    with pytest.raises(surgeon.SurgeonError, match=r"the openvino output has a hazard, nothing written .* "
+                                                   r"\[ov-grid-precision\]"):
+        surgeon.fuse(os.path.join(SAMPLES, "stn_ts_opset20_2d.onnx"), tmp_path / "stn.onnx", target="openvino")
+    assert not (tmp_path / "stn.onnx").exists()
