@@ -106,22 +106,29 @@ def one_thread_options():
     return opts
 
 
-def row(shape, reps):
+def case(shape):
+    """The inputs, the dynamo decomposition exported at this size, and that model fused."""
+    import surgeon
+
+    n = shape[0]
+    x = np.random.default_rng(0).random(shape, dtype=np.float32)
+    theta = np.ascontiguousarray(np.broadcast_to(THETA, (n, 2, 3)))
+    decomposition = dynamo_export(x, theta)
+    fused = surgeon.fuse(decomposition).model
+    assert any(node.domain == "custom.ops" for node in fused.graph.node), "surgeon.fuse rewrote nothing"
+    return {"x": x, "theta": theta}, decomposition, fused
+
+
+def row(shape, reps, feeds, decomposition, fused):
     import onnxruntime as ort
     import torch
     import torch.nn.functional as F
 
-    import surgeon
     import surgeon_ops.kernels as K
     import surgeon_ops.ort
 
     n, c, h, w = shape
-    x = np.random.default_rng(0).random(shape, dtype=np.float32)
-    theta = np.ascontiguousarray(np.broadcast_to(THETA, (n, 2, 3)))
-    feeds = {"x": x, "theta": theta}
-    decomposition = dynamo_export(x, theta)
-    fused = surgeon.fuse(decomposition).model
-    assert any(node.domain == "custom.ops" for node in fused.graph.node), "surgeon.fuse rewrote nothing"
+    x, theta = feeds["x"], feeds["theta"]
     cpu = ["CPUExecutionProvider"]
     sessions = {
         "decomposition": ort.InferenceSession(decomposition.SerializeToString(), one_thread_options(), providers=cpu),
@@ -149,7 +156,7 @@ def row(shape, reps):
     return median_ms(fns, reps)
 
 
-def openvino_row(shape, reps):
+def openvino_row(shape, reps, feeds, decomposition, fused):
     """OpenVINO times (median ms) and each output's max |difference| from the original's output in
     onnxruntime, at float32 and at the CPU's default precision."""
     import onnxruntime as ort
@@ -157,12 +164,6 @@ def openvino_row(shape, reps):
     import surgeon
     import surgeon_ops.openvino
 
-    n, c, h, w = shape
-    x = np.random.default_rng(0).random(shape, dtype=np.float32)
-    theta = np.ascontiguousarray(np.broadcast_to(THETA, (n, 2, 3)))
-    feeds = {"x": x, "theta": theta}
-    decomposition = dynamo_export(x, theta)
-    fused = surgeon.fuse(decomposition).model
     models = {"original": decomposition, "unfused": surgeon.unfuse(fused).model, "fused": fused,
               "native pair": native_pair(shape)}
     want = ort.InferenceSession(decomposition.SerializeToString(), one_thread_options(),
@@ -198,8 +199,9 @@ def main() -> None:
     print(f"onnxruntime {onnxruntime.__version__}, one thread, float32, bilinear, zeros, align_corners=0; median ms")
     print(f"{'shape':>14} {'decomp':>8} {'fused':>7} {'native':>7} {'torch':>7} {'kernel':>7} "
           f"{'decomp/fused':>12} {'native/fused':>12} {'fused/kernel':>12}")
+    cases = {shape: case(shape) for shape in shapes}
     for shape in shapes:
-        t = row(shape, args.reps)
+        t = row(shape, args.reps, *cases[shape])
         print(f"{'x'.join(map(str, shape)):>14} {t['decomposition']:8.2f} {t['fused']:7.3f} {t['native pair']:7.3f} "
               f"{t['torch']:7.3f} {t['kernel']:7.3f} {t['decomposition'] / t['fused']:12.1f} "
               f"{t['native pair'] / t['fused']:12.1f} {t['fused'] / t['kernel']:12.2f}")
@@ -218,7 +220,7 @@ def main() -> None:
           f"{'unf/fused':>9} {'nat/fused':>9}  {'diff original':>19} {'diff unfused':>19} {'diff fused':>19} "
           f"{'diff native':>19}")
     for shape in shapes:
-        t, d, dd = openvino_row(shape, args.reps)
+        t, d, dd = openvino_row(shape, args.reps, *cases[shape])
         diffs = " ".join(f"{d[k]:8.1e} [{dd[k]:8.1e}]" for k in ("original", "unfused", "fused", "native pair"))
         print(f"{'x'.join(map(str, shape)):>14} {t['original']:8.2f} {t['unfused']:8.2f} {t['fused']:7.3f} "
               f"{t['native pair']:7.3f} {t['original'] / t['fused']:10.1f} {t['unfused'] / t['fused']:9.1f} "

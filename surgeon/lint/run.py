@@ -45,25 +45,46 @@ def lint(model, target: str, *, plugins=None, ort_libraries=(), ov_extensions=()
 
 
 def _libraries(view, ctx, given) -> tuple:
-    """Paths of the op libraries to check with; "surgeon" is the plugin set's library for each
-    custom op of the model that has one (as installed)."""
+    """Paths of the onnxruntime op libraries to check with ("surgeon": the plugin set's)."""
+    return _plugin_files(view, ctx, given, "--ort-library", "op library", lambda op: op.ort_library and
+                         (lambda: op.ort_library("cpu")), _loads)
+
+
+def _extensions(view, ctx, given) -> tuple:
+    """Paths of the OpenVINO extensions to check with ("surgeon": the plugin set's, as installed
+    for this OpenVINO)."""
+    def loads(path: str) -> None:
+        from ..runtime.openvino import new_core
+
+        new_core([os.path.abspath(path)])  # one line when OpenVINO cannot load it
+
+    return _plugin_files(view, ctx, given, "--ov-extension", "OpenVINO extension",
+                         lambda op: op.openvino_extension, loads)
+
+
+def _plugin_files(view, ctx, given, option: str, what: str, getter, loads) -> tuple:
+    """The files given (each checked to exist and to load), and for "surgeon", the plugin set's
+    file for each custom op of the model that has one (``getter(op)``: a function giving its
+    path, or None)."""
     paths = []
     for item in given:
         if item != "surgeon":
             if not os.path.isfile(item):
-                raise SurgeonError(f"--ort-library {item}: no such file")
-            _loads(item)
+                raise SurgeonError(f"{option} {item}: no such file")
+            loads(item)
             paths.append(os.path.abspath(item))
             continue
         keys = {(s.node.domain, s.node.op_type) for s in view.sites if s.domain}
         for key in sorted(keys):
             op = ctx.custom_op(*key)
-            if op is not None and op.ort_library is not None:
+            find = getter(op) if op is not None else None
+            if find:
                 try:
-                    paths.append(op.ort_library("cpu"))
+                    paths.append(find())
                 except Exception as exc:
-                    raise SurgeonError(f"--ort-library surgeon: cannot have the op library for {key[0]}::{key[1]}: "
-                                       f"{str(exc).strip().splitlines()[0] if str(exc).strip() else exc}") from None
+                    text = str(exc).strip().splitlines()
+                    raise SurgeonError(f"{option} surgeon: cannot have the {what} for {key[0]}::{key[1]}: "
+                                       f"{text[0] if text else exc}") from None
     return tuple(dict.fromkeys(paths))
 
 
@@ -76,29 +97,3 @@ def _loads(path: str) -> None:
     except Exception as exc:
         raise SurgeonError(f"--ort-library {path}: onnxruntime cannot load it as an op library "
                            f"({ort_message(exc)})") from None
-
-
-def _extensions(view, ctx, given) -> tuple:
-    """Paths of the OpenVINO extensions to check with; "surgeon" is the plugin set's extension for
-    each custom op of the model that has one (as installed for this OpenVINO)."""
-    paths = []
-    for item in given:
-        if item != "surgeon":
-            if not os.path.isfile(item):
-                raise SurgeonError(f"--ov-extension {item}: no such file")
-            from ..runtime.openvino import new_core
-
-            new_core([os.path.abspath(item)])  # one line when OpenVINO cannot load it
-            paths.append(os.path.abspath(item))
-            continue
-        keys = {(s.node.domain, s.node.op_type) for s in view.sites if s.domain}
-        for key in sorted(keys):
-            op = ctx.custom_op(*key)
-            if op is not None and op.openvino_extension is not None:
-                try:
-                    paths.append(op.openvino_extension())
-                except Exception as exc:
-                    text = str(exc).strip().splitlines()
-                    raise SurgeonError(f"--ov-extension surgeon: cannot have the OpenVINO extension for "
-                                       f"{key[0]}::{key[1]}: {text[0] if text else exc}") from None
-    return tuple(dict.fromkeys(paths))

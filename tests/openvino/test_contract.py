@@ -13,14 +13,8 @@ import surgeon_ops.openvino
 
 from ..kernels.cases import COMBOS, cases
 from ..ort import models
+from ..ort.test_contract import fused_model
 from .conftest import compiled, infer, run
-
-
-def fused_model(nsp, mode, padding, ac, size_input, out, x_type=models.F32):
-    attrs = dict(mode=mode, padding_mode=padding, align_corners=ac)
-    if not size_input:
-        attrs["output_size"] = list(out)
-    return models.fused(rank=nsp + 2, x_type=x_type, size_input=size_input, **attrs)
 
 
 @pytest.mark.parametrize("nsp,mode,padding,ac", COMBOS)
