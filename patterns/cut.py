@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from onnx import TensorProto
 
 from surgeon import MatchContext, Node, Refusal
+from surgeon.recognise import reads_only_shapes
 
 from .grid_ops import KnownGrid, read_known_grid
 
@@ -97,40 +98,16 @@ def _leaf_is_constant(ctx: MatchContext, value: str) -> bool:
     return ctx.is_initializer(value) or ctx.constant(value) is not None
 
 
-def _reads_only(ctx: MatchContext, value: str, theta_too: bool) -> bool:
-    """True when ``value`` is computed from constants and shapes only (and, with ``theta_too``,
-    theta-shaped values); False when it reads other run-time data, or the walk runs long."""
-    stack, seen, count = [value], set(), 0
-    while stack:
-        v = stack.pop()
-        if not v or v in seen:
-            continue
-        seen.add(v)
-        node = ctx.producer(v)
-        theta_like = theta_too and theta_form(ctx, v) is not None
-        if node is None:
-            if not _leaf_is_constant(ctx, v) and not theta_like:
-                return False
-            continue
-        if node.is_op("Constant") or _is_shape_op(node) or theta_like:
-            continue
-        count += 1
-        if count > MAX_SHAPE_WALK or node.subgraphs():
-            return False
-        stack.extend(node.inputs)
-    return True
-
-
 def _derivable(ctx: MatchContext, value: str) -> bool:
     """Computed from constants, shapes and theta-shaped values only (so onnxruntime can compute
     it in the region)."""
-    return _reads_only(ctx, value, theta_too=True)
+    return reads_only_shapes(ctx, value, also=lambda c, v: theta_form(c, v) is not None, max_nodes=MAX_SHAPE_WALK)
 
 
 def _shape_only(ctx: MatchContext, value: str) -> bool:
     """Reads no run-time data at all: a theta-shaped matrix built from sizes and constants is part
     of the grid's computation, not a theta."""
-    return _reads_only(ctx, value, theta_too=False)
+    return reads_only_shapes(ctx, value, max_nodes=MAX_SHAPE_WALK)
 
 
 def _is_int_leaf(ctx: MatchContext, value: str) -> bool:
@@ -189,7 +166,7 @@ def cut_grid(ctx: MatchContext, grid: str, image: str, pattern_name: str, past=f
                 runtime.append(v)
             continue
         if node.is_op("Constant"):
-            if v != grid and v not in past and theta_form(ctx, v) is not None:
+            if v != grid and v not in past and theta_form(ctx, v) is not None and not _shape_only(ctx, v):
                 candidates[v] = None  # a fixed theta; its node stays (the rewrite reads it)
             else:
                 members[id(node)] = node

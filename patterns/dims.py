@@ -125,13 +125,9 @@ class DimPlan:
     groups: list[list[int]]
     fixed: dict[int, int] = field(default_factory=dict)  # class -> a value it must take
 
-    @property
-    def batch_like(self) -> set[int]:
-        return {self.symbols.batch_class, self.symbols.theta_batch_class} - {None}
-
-    @property
-    def static(self) -> set[int]:
-        return {d for dims in self.symbols.owners.values() for d in dims if isinstance(d, int)}
+    def __post_init__(self):
+        self.batch_like = {self.symbols.batch_class, self.symbols.theta_batch_class} - {None}
+        self.static = {d for dims in self.symbols.owners.values() for d in dims if isinstance(d, int)}
 
     def group_of(self, cls: int) -> int:
         return next(i for i, g in enumerate(self.groups) if cls in g)
@@ -140,9 +136,8 @@ class DimPlan:
         return BATCH_POOL if set(self.groups[group]) & self.batch_like else SPATIAL_POOL
 
     def fresh(self, group: int, used: set) -> int:
-        static = self.static
         return next(v for v in itertools.chain(self.pool(group), itertools.count(26))
-                    if v not in used and v not in static)
+                    if v not in used and v not in self.static)
 
     def base(self) -> dict[int, int]:
         used: set = set()
@@ -166,8 +161,7 @@ class DimPlan:
 
     def far(self, base: dict) -> int:
         """A dim value far from the probe's (its multiples and divisors included)."""
-        static = self.static
         value = 4 * max(list(base.values()) + [8]) + 7
-        while value in static or value in base.values():
+        while value in self.static or value in base.values():
             value += 1
         return value

@@ -23,7 +23,8 @@ import math
 import numpy as np
 from onnx import TensorProto, helper
 
-from surgeon import MatchContext, Refusal
+from surgeon import MatchContext, Refusal, SurgeonError
+from surgeon.recognise import evaluate_region
 
 from . import ties
 from .conclude import conclude
@@ -38,6 +39,7 @@ from .verdict import Failure, Outcome, Verdict, stale_grid_type
 from .verify import TOLERANCES, Agreement, compare, precision
 
 MAP_SALT = 101  # probe thetas that fit a map are not the ones that then check it
+SHARED_SESSION_ELEMENTS = 1 << 16  # regions this small probe with the proof's session (every value out)
 MODES = ("plain", "fixed", "map")  # theta as fed; no theta (a fitted one); an affine map of theta
 
 
@@ -116,15 +118,18 @@ class Identifier:
         thetas = self.source.thetas(self.theta_count(base), 0, 0)[0] if fed else None
         try:
             feeds, _ = self.region.inputs(base, thetas)
-            grid = self.region.run(base, thetas).grid
-        except ProbeFailed as exc:
+            values = evaluate_region(self.ctx, self.cut.nodes, feeds)  # one run: the grid and all it takes
+        except (ProbeFailed, SurgeonError) as exc:
             return Failure(f"the region does not run on probe dims: {exc}", ran=False)
+        grid = np.asarray(values[self.cut.grid] if self.cut.grid in values else self.ctx.constant(self.cut.grid))
+        if sum(np.size(v) for v in values.values()) <= SHARED_SESSION_ELEMENTS:
+            self.region.share_session_with_proof(feeds, values)
         image_batch = self.symbols.concrete(self.symbols.image, base)[0]
         if grid.ndim and grid.shape[0] != image_batch:  # the sampler would refuse these dims: not the model's
             return Failure(f"the grid's batch {grid.shape[0]} is not the image's ({image_batch}) at these dims",
                            ran=False, grid_batch=grid.shape[0])
         try:
-            proof = prove_grid(self.ctx, self.cut, self.symbols, feeds, not fed, self.dims.group_of)
+            proof = prove_grid(self.ctx, self.cut, self.symbols, feeds, not fed, self.dims.group_of, values)
         except DoesNotRun as exc:
             return Failure(f"the region does not run on probe dims: {exc}", ran=False)
         if isinstance(proof, Refusal):

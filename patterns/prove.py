@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from surgeon import Refusal, SurgeonError
-from surgeon.recognise import (AFFINE, BRANCHED, DIMS, KNOWN, OTHER, Abstract, NotProved, branch_of, dims, known,
+from surgeon.recognise import (AFFINE, BRANCH, BRANCHED, DIMS, KNOWN, OTHER, Abstract, NotProved, branch_of, dims, known,
                                mark_branch, prove, variable)
 
 from .cut import Cut, theta_layout
@@ -115,21 +115,24 @@ class DoesNotRun(Exception):
     """The region does not run at these dims (the original would not either): try others."""
 
 
-def prove_grid(ctx, cut: Cut, symbols, feeds: dict, fixed: bool, group_of) -> GridProof | Refusal:
+def prove_grid(ctx, cut: Cut, symbols, feeds: dict, fixed: bool, group_of, values: dict | None = None
+               ) -> GridProof | Refusal:
     """The proof at one set of dims (``feeds``: the region's inputs there), or why there is none;
     ``DoesNotRun`` when the region does not run there. ``group_of(cls)``: the group of dims a
-    class is tied into at these dims."""
+    class is tied into at these dims; ``values``: the region evaluated there, when at hand."""
     leaves = _leaves(cut, symbols, feeds, fixed, group_of)
     try:
-        proof = prove(ctx, cut.nodes, [cut.grid], leaves, feeds, GRID_RULES)
+        proof = prove(ctx, cut.nodes, [cut.grid], leaves, feeds, GRID_RULES, values)
     except NotProved as exc:
         return Refusal(str(exc))
     except SurgeonError as exc:
         raise DoesNotRun(str(exc)) from None
     grid = proof.outputs[cut.grid]
     if (grid.kind == OTHER).any():
-        what = "theta" if not fixed else "its inputs"
-        return Refusal(f"the grid is not affine in {what}: {grid.why or 'an op on its path has no affine rule'}")
+        why = grid.why or "an op on its path has no affine rule"
+        if BRANCH in why:  # affine, but with coefficients a branch chooses
+            return Refusal(f"the grid depends on {why}")
+        return Refusal(f"the grid is not affine in {'theta' if not fixed else 'its inputs'}: {why}")
     if branch_of([grid]):
         return Refusal(f"the grid's values depend on {branch_of([grid])}")
     if grid.resized:  # only the batch may: the sampler holds it to the image's

@@ -42,8 +42,8 @@ class Recogniser:
         self.verdicts: dict[tuple, Verdict | Refusal] = {}
 
     def __call__(self, ctx: MatchContext, sampler: Sampler) -> Recognition | Refusal:
-        cuts = self._cuts(ctx, sampler)
-        refusals: list = [None] * len(cuts)  # per cut: its first strategy's refusal
+        cuts = _Cuts(ctx, sampler, self.pattern_name)  # made as they are asked for: most grids need one
+        refusals: dict[int, Refusal] = {}  # per cut: its first strategy's refusal
         # Plain cuts first (a transposed square matrix is cut at the matrix, not mapped); then a
         # grid of constants and shapes only (no theta, or a constant one used in pixel units) is
         # fitted; last, a run-time theta transformed by an affine map.
@@ -60,27 +60,10 @@ class Recogniser:
                 found = self._one(ctx, sampler, cut, mode)
                 if isinstance(found, Recognition):
                     return found
-                refusals[i] = _joined(refusals[i], found, mode)
+                refusals[i] = _joined(refusals.get(i), found, mode)
         # A strategy's refusal says what disagreed; a cut's only why no cut was found there.
-        uncut = [c for c in cuts if isinstance(c, CutRefusal)]
-        return next((r for r in refusals + uncut if r), Refusal("no cut found"))
-
-    def _cuts(self, ctx: MatchContext, sampler: Sampler) -> list:
-        """Cuts for growing sets of values walked through, nearest first."""
-        out, todo, tried = [], [frozenset()], set()
-        while todo and len(out) < MAX_CUTS:
-            past = todo.pop(0)
-            if past in tried:
-                continue
-            tried.add(past)
-            cut = cut_grid(ctx, sampler.grid, sampler.x, self.pattern_name, past)
-            out.append(cut)
-            if isinstance(cut, CutRefusal):
-                if cut.through:
-                    todo.append(past | frozenset(cut.through))
-            elif cut.theta is not None and ctx.producer(cut.theta) is not None:
-                todo.append(past | {cut.theta})
-        return out
+        ordered = [refusals[i] for i in sorted(refusals)] + [c for c in cuts.made if isinstance(c, CutRefusal)]
+        return ordered[0] if ordered else Refusal("no cut found")
 
     def _one(self, ctx: MatchContext, sampler: Sampler, cut: Cut, mode: str) -> Recognition | Refusal:
         k = None
@@ -101,6 +84,39 @@ class Recogniser:
             return verdict
         layout = theta_layout(symbols.owners[cut.theta]) if mode != "fixed" else None
         return Recognition(cut, symbols, verdict, layout)
+
+
+class _Cuts:
+    """Cuts for growing sets of values walked through, nearest first, made when first asked for."""
+
+    def __init__(self, ctx: MatchContext, sampler: Sampler, pattern_name: str):
+        self.ctx, self.sampler, self.pattern_name = ctx, sampler, pattern_name
+        self.made: list = []
+        self.todo, self.tried = [frozenset()], set()
+
+    def __iter__(self):
+        i = 0
+        while True:
+            if i == len(self.made) and not self._next():
+                return
+            yield self.made[i]
+            i += 1
+
+    def _next(self) -> bool:
+        while self.todo and len(self.made) < MAX_CUTS:
+            past = self.todo.pop(0)
+            if past in self.tried:
+                continue
+            self.tried.add(past)
+            cut = cut_grid(self.ctx, self.sampler.grid, self.sampler.x, self.pattern_name, past)
+            self.made.append(cut)
+            if isinstance(cut, CutRefusal):
+                if cut.through:
+                    self.todo.append(past | frozenset(cut.through))
+            elif cut.theta is not None and self.ctx.producer(cut.theta) is not None:
+                self.todo.append(past | {cut.theta})
+            return True
+        return False
 
 
 def _joined(first: Refusal | None, found: Refusal, mode: str) -> Refusal:

@@ -108,7 +108,10 @@ def fuse_model(model, output=None, *, plugins=None, target=None, options=None, i
         raise SurgeonError("--raise-opset raises the opset for function bodies: give it with --functions")
     if functions:
         report.notes.extend(attach_functions(loaded.proto, plugins, raise_opset=raise_opset))
+    warnings = list(plugins.warnings) + unrunnable_ops(loaded.proto, plugins)
     validation = None
+    if validate and report.rewrites and len(warnings) > len(plugins.warnings):
+        raise SurgeonError(f"cannot validate: {warnings[len(plugins.warnings)]}")
     if validate and report.rewrites:
         from .validate import validate as check
 
@@ -141,7 +144,35 @@ def fuse_model(model, output=None, *, plugins=None, target=None, options=None, i
 
         write_html(html_path, report, validation, inputs=input_files(loaded))
     result = graphsurgeon.from_proto(loaded.proto) if graph_in else loaded.proto
-    return FuseResult(result, report, list(plugins.warnings), validation, hazards)
+    return FuseResult(result, report, warnings, validation, hazards)
+
+
+def unrunnable_ops(proto: ModelProto, plugins) -> list[str]:
+    """One line per custom op in ``proto`` (bodies included) that no plugin of the set can run
+    and no model-local function defines, naming the pattern that wrote it: `run` and
+    `validate` would stop there, so `fuse` says it at once."""
+    from .runtime.plan import ORT_DOMAINS, _subgraphs
+
+    functions = {(f.domain, f.name) for f in proto.functions}
+    found: dict[tuple[str, str], str] = {}
+
+    def walk(graph) -> None:
+        for node in graph.node:
+            key = (node.domain, node.op_type)
+            if node.domain not in ORT_DOMAINS and key not in functions and key not in found \
+                    and not plugins.can_run(*key):
+                found[key] = next((e.value for e in node.metadata_props if e.key == "surgeon.pattern"), "")
+            for body in _subgraphs(node):
+                walk(body)
+    walk(proto.graph)
+    lines = []
+    for (domain, op_type), pattern in found.items():
+        who = f"pattern {pattern!r} writes" if pattern else "the model holds"
+        origin = plugins.origin_label(pattern) if pattern else ""
+        lines.append(f"{who} {domain}::{op_type}{f' (plugin {origin})' if origin else ''}, which no loaded plugin can "
+                     "run (no kernel, onnxruntime library or function body): `surgeon run` and `surgeon validate` "
+                     f"will stop at it; give the pattern kernels = {{({domain!r}, {op_type!r}): fn}}")
+    return lines
 
 
 def _engine_hazards(loaded, target, plugins, name: str, report: Report, refuse: bool, output: str | None = None,

@@ -240,15 +240,17 @@ def skeleton_model(proto: ModelProto, keep_small: int = 0, value_info: bool = Tr
 _PROPAGATE_AT_MOST = 4096
 
 
-def infer_skeleton(proto: ModelProto, keep_small: int = 64, value_info: bool = True) -> ModelProto | None:
+def infer_skeleton(proto: ModelProto, keep_small: int = 64, value_info: bool = True,
+                   propagate: bool = True) -> ModelProto | None:
     """ONNX shape inference on the weight-free skeleton (None when it fails), with data
-    propagation (sizes computed by Shape -> Gather -> Concat chains) unless a 1-D value of
-    the graph is too long for it or it would crash (``propagation_hazard``): then without.
-    ``value_info=False``: from the inputs alone, not believing the model's own declarations."""
+    propagation (sizes computed by Shape -> Gather -> Concat chains) unless ``propagate`` is
+    False, a 1-D value of the graph is too long for it or it would crash
+    (``propagation_hazard``): then without. ``value_info=False``: from the inputs alone, not
+    believing the model's own declarations."""
     skeleton = skeleton_model(proto, keep_small, value_info)
     try:
         plain = onnx.shape_inference.infer_shapes(skeleton)
-        if _long_vector(plain.graph) or propagation_hazard(skeleton):
+        if not propagate or _long_vector(plain.graph) or propagation_hazard(skeleton):
             return plain
         return onnx.shape_inference.infer_shapes(skeleton, data_prop=True)
     except Exception:  # inference is best effort: custom ops or odd models may upset it

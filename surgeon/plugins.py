@@ -133,6 +133,21 @@ class PluginSet:
                                         f"pattern {name!r}", lambda p: p.origin)
         return list(chosen.values())
 
+    def origin_label(self, pattern_name: str) -> str:
+        """Where the pattern of that name comes from, for reports: the package and version, the
+        ``--plugin`` spec, ``module:Class`` for a pattern passed to the call, "" when no plugin of
+        this set gives it."""
+        offers = [p for p in self.plugins if p.name == pattern_name]
+        if not offers:
+            return ""
+        try:
+            chosen = self._choose(offers, f"pattern {pattern_name!r}", lambda p: p.origin)
+        except SurgeonError:
+            chosen = offers[0]
+        if chosen.origin.source == "given":
+            return f"{type(chosen.pattern).__module__}:{type(chosen.pattern).__name__}"
+        return chosen.origin.label
+
     def domains(self) -> dict[str, int]:
         """Custom domain -> opset version the enabled patterns write; two versions are an error."""
         versions: dict[str, tuple[int, Plugin]] = {}
@@ -156,20 +171,50 @@ class PluginSet:
             return None
         return self._choose(distinct, f"op {domain}::{op_type}", lambda item: item[1].origin)[0]
 
+    def can_run(self, domain: str, op_type: str) -> bool:
+        """Whether some plugin of this set brings a way to run the op (a kernel, an onnxruntime
+        library, a function body). A conflict between plugins counts as yes: it is reported
+        where the op is run."""
+        try:
+            op = self.op(domain, op_type)
+        except SurgeonError:
+            return True
+        return op is not None and any(f is not None for f in (op.kernel, op.ort_library, op.function))
+
     def _choose(self, offers: list, what: str, origin_of):
+        return self._decide(offers, what, origin_of)[0]
+
+    def _decide(self, offers: list, what: str, origin_of) -> tuple:
+        """The offer the user's choice settles on, and why (the rule that chose it)."""
         if len(offers) == 1:
-            return offers[0]
+            return offers[0], "the only one"
         origins = [origin_of(o) for o in offers]
         explicit = [o for o, origin in zip(offers, origins) if origin.explicit]
         if len(explicit) == 1:
-            return explicit[0]
+            return explicit[0], "named with --plugin, which wins over an installed one"
         for package in self.prefer:
             preferred = [o for o, origin in zip(offers, origins) if origin.package == package]
             if len(preferred) == 1:
-                return preferred[0]
+                return preferred[0], f"--prefer {package}"
         packages = [origin.package for origin in origins]
         raise SurgeonError(f"{what} is provided by {origins[0]} and by {origins[1]}; choose one with "
                            f"--prefer {packages[0]} or --prefer {packages[1]}")
+
+    def standing(self, plugin: Plugin) -> str:
+        """Whether a listed pattern runs, and when another plugin gives the same name, which one
+        wins and why: what ``surgeon patterns`` shows."""
+        if not plugin.enabled:
+            return "no"
+        rivals = [p for p in self.plugins if p.name == plugin.name and p.enabled]
+        if len(rivals) == 1:
+            return "yes"
+        try:
+            winner, why = self._decide(rivals, f"pattern {plugin.name!r}", lambda p: p.origin)
+        except SurgeonError:
+            return "conflict: choose with --prefer"
+        if winner is plugin:
+            return f"yes, wins: {why}"
+        return f"no, {winner.origin.label} wins: {why}"
 
     def conflicts(self) -> list[str]:
         """One line per name or op two plugins provide and no choice settles."""

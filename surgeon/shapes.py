@@ -59,12 +59,12 @@ def value_infos(graph: GraphProto, intermediates: bool = True) -> dict[str, Valu
     return found
 
 
-def infer_shapes(proto: ModelProto, value_info: bool = False) -> dict[str, ValueInfoProto]:
-    """ONNX shape inference on a weight-free copy (data propagation where it stays cheap), from
-    the inputs alone: a model's value_info for its intermediate values is not believed (a static
-    dim it declares may be one the data does not have) unless ``value_info`` (shapes surgeon
-    declared itself); {} when it fails."""
-    inferred = infer_skeleton(proto, keep_small=64, value_info=value_info)
+def infer_shapes(proto: ModelProto, value_info: bool = False, propagate: bool = True) -> dict[str, ValueInfoProto]:
+    """ONNX shape inference on a weight-free copy (data propagation where it stays cheap, when
+    ``propagate``), from the inputs alone: a model's value_info for its intermediate values is not
+    believed (a static dim it declares may be one the data does not have) unless ``value_info``
+    (shapes surgeon declared itself); {} when it fails."""
+    inferred = infer_skeleton(proto, keep_small=64, value_info=value_info, propagate=propagate)
     return value_infos(inferred.graph) if inferred is not None else {}
 
 
@@ -92,6 +92,7 @@ class ShapeTable:
         self._stated = value_infos(proto.graph)  # as loaded, intermediate value_info included
         self._initializers: dict | None = None
         self._inferred: dict[str, ValueInfoProto] | None = None
+        self._propagated = False  # the inference with data propagation ran
 
     def _known(self, name: str) -> ShapeInfo | None:
         if name in self.table:
@@ -110,9 +111,14 @@ class ShapeTable:
         info = self._known(name)
         if info is not None and is_static(info[1]):
             return info
-        if self._inferred is None:
-            self._inferred = infer_shapes(self.proto)
+        if self._inferred is None:  # plain inference first: it is enough for most values
+            self._inferred = infer_shapes(self.proto, propagate=False)
         inferred = shape_of(self._inferred, name)
+        if not self._propagated and (inferred is None or inferred[1] is None or any(
+                d is None or (isinstance(d, str) and d.startswith("unk__")) for d in inferred[1])):
+            self._propagated = True  # a dim plain inference could not tell: sizes computed from shapes
+            self._inferred = infer_shapes(self.proto) or self._inferred
+            inferred = shape_of(self._inferred, name)
         if inferred is not None and (info is None or info[1] is None or _more_known(inferred[1], info[1])):
             self.table[name] = info = inferred
         if info is None or info[1] is None:

@@ -35,7 +35,7 @@ from .options import (html_option, parse_shapes, plugin_options, plugin_set, qui
 @click.option("--atol", type=float, default=None, help="With --validate: absolute tolerance.")
 @click.option("--rtol", type=float, default=None, help="With --validate: relative tolerance.")
 @click.option("--max-mismatch", type=float, default=0.0, metavar="FRACTION",
-              help="With --validate: fraction of elements allowed outside tolerance.")
+              help="With --validate: fraction of elements allowed outside tolerance that rounding does not explain.")
 def fuse(input_path, output_path, only, skip, plugins, prefer, input_shapes, target, dry_run, functions, raise_opset,
          report_path,
          html_path, external_data, validate, input_specs, inputs_npz, seed, max_memory, force, atol, rtol, max_mismatch):
@@ -60,6 +60,8 @@ def fuse(input_path, output_path, only, skip, plugins, prefer, input_shapes, tar
                             keep_model=False, dry_run=dry_run, functions=functions, raise_opset=raise_opset,
                             report_path=report_path if with_model else None, html_path=html_path, force=force)
     say_notes(notes)
+    for line in result.warnings[len(chosen.warnings):]:  # (plugin-loading warnings were given already)
+        warn(line)
     to_stdout = report_path == "-"  # then stdout holds the JSON alone
     if not to_stdout:
         click.echo(result.report.summary())

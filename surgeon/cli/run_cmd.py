@@ -47,7 +47,8 @@ def _range(value: np.ndarray) -> str:
               help="Write each output to DIR/<name>.npy (created when missing).")
 def run(model_path, input_specs, inputs_npz, input_shapes, seed, max_memory, device, engine, plugins, prefer,
         output_dir):
-    """Run MODEL, custom.ops nodes included (on their reference kernels), and print its outputs.
+    """Run MODEL, custom ops included (on the plugins' op libraries or reference kernels), and
+    print each output's type, shape and range; --output-dir DIR also writes each as DIR/<name>.npy.
 
     \b
     Example:
@@ -66,6 +67,8 @@ def run(model_path, input_specs, inputs_npz, input_shapes, seed, max_memory, dev
         click.echo(f"note: {note}", err=True)
     click.echo(f"note: engine: {runner.engine.describe()}", err=True)
     paths = write_outputs(output_dir, values) if output_dir else {}
+    if not output_dir:
+        click.echo("note: outputs not written (--output-dir DIR writes each as DIR/<name>.npy)", err=True)
     for name, value in values.items():
         where = f" -> {paths[name]}" if name in paths else ""
         click.echo(f"{name}: {value.dtype.name}{list(value.shape)}{_range(value)}{where}")

@@ -18,17 +18,20 @@ from .run_cmd import device_option, engine_option, random_shape_option
 @device_option
 @engine_option
 @plugin_options(selection=False)
-@click.option("--atol", type=float, default=None, help="Absolute tolerance (default: by dtype, float32 1e-3).")
-@click.option("--rtol", type=float, default=None, help="Relative tolerance (default: by dtype, float32 1e-3).")
+@click.option("--atol", type=float, default=None,
+              help="Absolute tolerance for every comparison (default: each rewrite to exact float math, "
+                   "end to end by dtype, float32 1e-3).")
+@click.option("--rtol", type=float, default=None, help="Relative tolerance (default: as --atol says).")
 @click.option("--max-mismatch", type=float, default=0.0, show_default=True, metavar="FRACTION",
-              help="Fraction of elements allowed outside tolerance (for mode=nearest at large sizes).")
+              help="Fraction of elements allowed outside tolerance that rounding does not explain.")
 @report_option
 @html_option
 @quiet_option
 def validate(original_path, rewritten_path, input_specs, inputs_npz, input_shapes, seed, max_memory,
              device, engine, plugins, prefer, atol, rtol, max_mismatch, report_path, html_path):
-    """Check that REWRITTEN computes what ORIGINAL computes: every rewrite on the original's own
-    activations, and every output end to end. Exits 1 when anything fails.
+    """Check that REWRITTEN computes what ORIGINAL computes: every rewrite (whatever ops it wrote) on
+    the original's own activations, and every output end to end; both models run as written (no
+    graph optimisation). Exits 1 when anything fails.
 
     \b
     Example:

@@ -72,7 +72,8 @@ class RegionEvaluator:
         self.ir_version = proto.ir_version
         self.functions = list(proto.functions)
         self.folder = folder
-        self._sessions: dict[str, object] = {}
+        self._sessions: dict[str, object] = {}  # by the extracted model's bytes
+        self._asked: dict[tuple, object] = {}  # by what was asked of which graph
 
     def extract(self, index: GraphIndex, outputs: list[str], feeds: dict[str, np.ndarray]) -> ModelProto:
         region = backward_slice(index, outputs, stop_at=feeds)
@@ -111,6 +112,21 @@ class RegionEvaluator:
         return model
 
     def run(self, index: GraphIndex, outputs: list[str], feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+        # The same outputs from feeds of the same types and shapes, in a graph not changed since:
+        # the same model, so its session, without extracting and hashing it again.
+        asked = (id(index), index.version, tuple(outputs),
+                 tuple(sorted((k, np.asarray(v).dtype.str, np.shape(v)) for k, v in feeds.items())))
+        session = self._asked.get(asked)
+        if session is None:
+            session = self._session(index, outputs, feeds)
+            self._asked[asked] = session
+        input_names = {i.name for i in session.get_inputs()}
+        try:
+            return session.run(outputs, {k: v for k, v in feeds.items() if k in input_names})
+        except Exception as exc:
+            raise SurgeonError(f"onnxruntime failed on the region: {ort_message(exc)}") from None
+
+    def _session(self, index: GraphIndex, outputs: list[str], feeds: dict[str, np.ndarray]):
         model = self.extract(index, outputs, feeds)
         payload = model.SerializeToString()
         key = hashlib.sha1(payload).hexdigest()
@@ -132,11 +148,7 @@ class RegionEvaluator:
             except Exception as exc:
                 raise SurgeonError(f"onnxruntime cannot run the region: {ort_message(exc)}") from None
             self._sessions[key] = session
-        input_names = {i.name for i in session.get_inputs()}
-        try:
-            return session.run(outputs, {k: v for k, v in feeds.items() if k in input_names})
-        except Exception as exc:
-            raise SurgeonError(f"onnxruntime failed on the region: {ort_message(exc)}") from None
+        return session
 
 
 def oversized(model: ModelProto, feeds: dict[str, np.ndarray]) -> str | None:

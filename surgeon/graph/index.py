@@ -44,11 +44,14 @@ class GraphIndex:
         constant that old IRs had to list there."""
         self.graph = graph
         self.parent = parent
+        self.version = 0  # counts changes: what was computed from the graph before may be stale
         self.ir_version = ir_version if ir_version is not None else (parent.ir_version if parent else 4)
         self.nodes: list[Node] = []
         self._gone: set[int] = set()
         self.producer: dict[str, Node] = {}
-        self.consumers: dict[str, list[Node]] = defaultdict(list)
+        # value -> {id(node): node}, in the order readers were added: removing one reader of a
+        # value read by thousands (a shared input, a constant) is O(1), not a list rebuild
+        self.consumers: dict[str, dict[int, Node]] = defaultdict(dict)
         for i, proto in enumerate(graph.node):
             self.add(Node(proto, float(i)))
         self.initializers: dict[str, TensorProto] = {t.name: t for t in graph.initializer}
@@ -57,26 +60,25 @@ class GraphIndex:
         self._outputs = set(self.output_names)
 
     def add(self, node: Node) -> None:
+        self.version += 1
         self.nodes.append(node)
         proto = node.proto
         for out in proto.output:
             if out:
                 self.producer[out] = node
         consumers = self.consumers
+        key = id(node)
         for name in proto.input:  # the hot loop of indexing: kept free of helper calls
             if name:
-                readers = consumers[name]
-                if not readers or readers[-1] is not node:
-                    readers.append(node)
+                consumers[name][key] = node
         if subgraphs_of(proto):
             for name in reads_of(node):
-                readers = consumers[name]
-                if node not in readers:
-                    readers.append(node)
+                consumers[name][key] = node
 
     def remove(self, nodes: Iterable[Node]) -> None:
         """Unlink nodes from the maps; ``nodes`` drops them at the next ``compact``."""
         nodes = list(nodes)
+        self.version += 1
         gone = {id(n) for n in nodes}
         self._gone |= gone
         for node in nodes:
@@ -84,11 +86,11 @@ class GraphIndex:
                 if self.producer.get(out) is node:
                     del self.producer[out]
             for name in reads_of(node):
-                readers = [r for r in self.consumers.get(name, ()) if id(r) not in gone]
-                if readers:
-                    self.consumers[name] = readers
-                else:
-                    self.consumers.pop(name, None)
+                readers = self.consumers.get(name)
+                if readers is not None:
+                    readers.pop(id(node), None)
+                    if not readers:
+                        del self.consumers[name]
 
     def compact(self) -> list[Node]:
         """``nodes`` without the removed ones (one pass however many were removed)."""
@@ -105,6 +107,7 @@ class GraphIndex:
             node.position = float(i)
 
     def add_initializer(self, tensor: TensorProto) -> None:
+        self.version += 1
         self.graph.initializer.append(tensor)
         self.initializers[tensor.name] = tensor
 
@@ -152,4 +155,5 @@ class GraphIndex:
         return None
 
     def consumers_of(self, value: str) -> list[Node]:
-        return list(self.consumers.get(value, ()))
+        readers = self.consumers.get(value)
+        return list(readers.values()) if readers else []

@@ -1,13 +1,22 @@
 """Recognising a region by what it computes: prove its family from the ops, then identify it.
 
-``prove`` is an abstract interpretation with one rule per op (``prove.TABLE``): it tells, element
-by element, what is constant, shape-derived, affine in the region's variables (and which of
-their elements it reads) or neither, and refuses branches on sizes that a probe could not see.
+``Recogniser`` is the facility a pattern uses: cut a region from an output back to a variable
+the pattern names, prove it affine in it (``family="affine"``), identify it on probes, cache
+the verdict by the region's structure (docs/recognising.md). ``prove`` is the abstract
+interpretation underneath, with one rule per op (``prove.TABLE``): element by element, what is
+constant, shape-derived, affine in the region's variables (and which of their elements it
+reads) or neither, and which branches on sizes a probe could not see.
 """
 
+from .bounds import BRANCH
 from .elements import (AFFINE, BRANCHED, DIMS, KNOWN, NAMES, OTHER, Abstract, NotProved, branch_of, dims, known,
                        mark_branch, variable)
-from .prove import TABLE, Proof, prove
+from .key import fingerprint, region_key
+from .prove import TABLE, Proof, evaluate_region, prove
+from .recogniser import Recognised, Recogniser
+from .region import Probe, Region, cut, probes, reads_only_shapes
 
-__all__ = ["prove", "Proof", "Abstract", "NotProved", "TABLE", "KNOWN", "DIMS", "AFFINE", "OTHER", "BRANCHED",
-           "NAMES", "known", "dims", "variable", "mark_branch", "branch_of"]
+__all__ = ["BRANCH", "prove", "Proof", "Abstract", "NotProved", "TABLE", "KNOWN", "DIMS", "AFFINE", "OTHER", "BRANCHED",
+           "NAMES", "known", "dims", "variable", "mark_branch", "branch_of", "Recogniser", "Recognised", "Region",
+           "Probe", "cut", "probes", "region_key", "fingerprint", "reads_only_shapes",
+           "evaluate_region"]

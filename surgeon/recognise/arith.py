@@ -119,7 +119,7 @@ def decided_unary(node, ins, vals, outs):
     hi = np.where(a.lo >= 0, a.hi, np.where(a.hi <= 0, np.where(node.op_type == "Abs", -a.lo, 0.0), np.inf))
     result = combine([a], out.shape, kind, lo, hi, why=f"{node.label} is not affine")
     undecided = dims & ~settled
-    return [finish(mark_branch(result, undecided, bounds.branch(node.label, "takes the sign", ins)), out)]
+    return [finish(mark_branch(result, undecided, bounds.branch(node.label, "takes the sign of", ins)), out)]
 
 
 def compare(node, ins, vals, outs):
@@ -137,7 +137,7 @@ def compare(node, ins, vals, outs):
         quiet = decide & ~undecided
         result.sym = np.where(quiet, -1, result.syms()).astype(np.int32)
         result.kind = np.where(quiet, KNOWN, result.kind).astype(np.int8)
-    return [finish(mark_branch(result, undecided, bounds.branch(node.label, "compares sizes", ins)), out)]
+    return [finish(mark_branch(result, undecided, bounds.branch(node.label, "compares", ins)), out)]
 
 
 def _settled_or_branch(node, ins, outs, what: str, why: str):
@@ -154,7 +154,7 @@ def _settled_or_branch(node, ins, outs, what: str, why: str):
 
 def logic(node, ins, vals, outs):
     """Not/And/Or/Xor/IsNaN/IsInf."""
-    return _settled_or_branch(node, ins, outs, "tests values derived", "tests values that depend on the variables")
+    return _settled_or_branch(node, ins, outs, "tests", "tests values that depend on the variables")
 
 
 def where(node, ins, vals, outs):
@@ -177,7 +177,7 @@ def where(node, ins, vals, outs):
         np.where(on_sizes, np.maximum(a.hi, b.hi), result.hi)
     result.kind = np.where(on_sizes, np.maximum(a.kind, b.kind), result.kind).astype(np.int8)
     result.reads = np.where(on_sizes, a.reads | b.reads, result.reads).astype(np.uint32)
-    message = cond.branch or bounds.branch(node.label, "chooses by a condition", ins)
+    message = cond.branch or bounds.branch(node.label, "chooses by a condition on", ins)
     return [finish(mark_branch(result, on_sizes, message), out)]
 
 
@@ -230,7 +230,7 @@ def _pick(node, parts: list[Abstract], is_max: bool, shape, ins) -> Abstract:
     pick = np.maximum if is_max else np.minimum  # both sides' bounds: either may be the result
     result.lo = np.where(undecided, pick(a.lo, b.lo), result.lo)
     result.hi = np.where(undecided, pick(a.hi, b.hi), result.hi)
-    return mark_branch(result, undecided, bounds.branch(node.label, "takes the smaller or larger", ins))
+    return mark_branch(result, undecided, bounds.branch(node.label, "takes the smaller or larger of", ins))
 
 
 def reciprocal(node, ins, vals, outs):
@@ -247,7 +247,7 @@ def power(node, ins, vals, outs):
 
 def branch_only(node, ins, vals, outs):
     """Mod and the like: a branch on sizes, non-linear on the variables."""
-    return _settled_or_branch(node, ins, outs, "wraps values", "is not affine")
+    return _settled_or_branch(node, ins, outs, "wraps", "is not affine")
 
 
 # -- reductions and products ------------------------------------------------------------------
@@ -292,7 +292,7 @@ def reduce_prod(node, ins, vals, outs):
 def reduce_extreme(node, ins, vals, outs):
     """ReduceMax/Min/L1/L2...: a branch on sizes, not affine in the variables."""
     def extremes(result, a, axes, keep):
-        result = mark_branch(result, result.kind == DIMS, bounds.branch(node.label, "takes an extreme", ins))
+        result = mark_branch(result, result.kind == DIMS, bounds.branch(node.label, "takes an extreme of", ins))
         result.kind = np.where(result.kind >= AFFINE, OTHER, result.kind).astype(np.int8)
         if (result.kind == OTHER).any():
             result.why = result.why or f"{node.label} is not affine"

@@ -75,13 +75,17 @@ def settled(a: Abstract, b: Abstract, shape, op: str) -> np.ndarray | None:
     return out
 
 
+BRANCH = "a branch on"  # every branch's message says it: a refusal can tell a branch from an op
+
+
 def branch(node_label: str, what: str, parts) -> str:
-    """How a branch on sizes is named in a refusal."""
+    """How a branch on sizes (or on a run-time integer input) is named in a refusal."""
     data = next((p.data for p in parts if p is not None and p.data), None)
-    source = f"the run-time integer input {data!r}" if data else "the input dims"
-    fix = "" if data else " (fixing the dims with --input-shape folds it)"
-    return (f"{node_label} {what} of {source}: a branch on sizes, which may go the other way past the sizes a "
-            f"probe tries{fix}")
+    if data:
+        return (f"{node_label} {what} the run-time integer input {data!r}: {BRANCH} a run-time value, which may go "
+                "the other way past the values a probe tries")
+    return (f"{node_label} {what} values derived from the input dims: {BRANCH} sizes, which may go the other way "
+            "past the sizes a probe tries (fixing the dims with --input-shape folds it)")
 
 
 def needs_decision(kinds: list[np.ndarray]) -> np.ndarray:

@@ -105,19 +105,25 @@ def _unknown(node, ins, vals, outs):
                      np.full(np.shape(o), -np.inf), np.full(np.shape(o), np.inf), why) for o in outs]
 
 
+def evaluate_region(ctx, nodes, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Every value the region computes at these feeds, in one run (``SurgeonError`` when it does
+    not run), with the feeds."""
+    wanted = [o for n in nodes for o in n.outputs if o and o not in feeds]
+    return {**feeds, **(dict(zip(wanted, ctx.evaluate(wanted, feeds))) if wanted else {})}
+
+
 def prove(ctx, nodes, outputs: list[str], leaves: dict[str, Abstract], feeds: dict[str, np.ndarray],
-          rules: dict[tuple[str, str], Rule] | None = None) -> Proof:
+          rules: dict[tuple[str, str], Rule] | None = None, values: dict | None = None) -> Proof:
     """Abstract values of ``outputs`` of the region ``nodes`` (in graph order).
 
     ``leaves``: abstract values of the region's run-time leaves (the variables, dims, sizes);
     ``feeds``: their concrete values at the probe's dims (also for leaves computed by nodes the
-    caller evaluates itself, such as ops onnxruntime cannot run). Any other value the region
-    reads must be a constant. Raises ``NotProved`` naming the op or leaf that stops the proof, and
+    caller evaluates itself, such as ops onnxruntime cannot run); ``values``: what
+    ``evaluate_region`` gave, when the caller has it already. Any other value the region reads
+    must be a constant. Raises ``NotProved`` naming the op or leaf that stops the proof, and
     ``SurgeonError`` when the region does not run at these dims."""
     rules = rules or {}
-    wanted = [o for n in nodes for o in n.outputs if o and o not in feeds]
-    computed = dict(zip(wanted, ctx.evaluate(wanted, feeds))) if wanted else {}  # SurgeonError: it does not run
-    values = {**feeds, **computed}
+    values = dict(values) if values is not None else evaluate_region(ctx, nodes, feeds)
     abstract: dict[str, Abstract] = dict(leaves)
     narrowed: list[str] = []
 
@@ -145,6 +151,13 @@ def prove(ctx, nodes, outputs: list[str], leaves: dict[str, Abstract], feeds: di
         vals = [value_of(i) if i else None for i in node.inputs]
         out_vals = [values[o] for o in outs]
         domain = "" if node.domain in ("", "ai.onnx") else node.domain
+        if node.op_type.startswith("Random") or node.op_type == "Multinomial":
+            raise NotProved(f"{node.label} draws random values")
+        present = [p for p in ins if p is not None]
+        if all(p.top() == KNOWN and p.sym is None for p in present) and (domain, node.op_type) not in rules:
+            for name, value in zip(outs, out_vals):  # constants in, constants out: no rule to run
+                abstract[name] = arith.finish(known(np.asarray(value)), value)
+            continue
         rule = rules.get((domain, node.op_type)) or (TABLE.get(node.op_type) if domain == "" else None) or _unknown
         try:
             results = rule(node, ins, vals, out_vals)

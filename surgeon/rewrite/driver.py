@@ -3,6 +3,8 @@ one topological sort and one shape repair per graph. Recurses into If/Loop/Scan 
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 import sys
 import time
@@ -36,16 +38,35 @@ class _Unwritable(Exception):
     """A rewrite that would write a broken model: its message is the near-miss reason."""
 
 
+@contextlib.contextmanager
+def _cyclic_gc_paused():
+    """Python's cycle collector off while the driver runs: the graph index holds ~10 objects per
+    node, alive for the whole run and free of cycles, and every collection walked all of them
+    again; the more nodes, the more collections and the longer each (16,000 copies of a
+    five-node template: 1.15-1.3x the time per copy of 1,000; 1.04x with the collector off).
+    Reference counting still frees everything; the collector resumes afterwards."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
+
+
 class NameAllocator:
     """Fresh names that clash with no node or value name anywhere in the model.
 
     Built on the first request from the main graph's index (bodies are scanned): runs that
-    rewrite nothing never pay for it."""
+    rewrite nothing never pay for it. Each hint remembers the last suffix it handed out, so the
+    k-th name from one hint costs O(1), not k tries (4,000 rewrites naming their node
+    ``gelu/Gelu`` would otherwise try 8 million names)."""
 
     def __init__(self, proto: ModelProto):
         self.proto = proto
         self.root: GraphIndex | None = None  # set by the driver once the main graph is indexed
         self._used: set[str] | None = None
+        self._next: dict[str, int] = {}  # hint -> the suffix to try first
 
     def _scan(self) -> set[str]:
         root = self.root
@@ -67,10 +88,12 @@ class NameAllocator:
     def fresh(self, hint: str) -> str:
         if self._used is None:
             self._used = self._scan()
-        name, k = hint, 0
+        k = self._next.get(hint, 0)
+        name = f"{hint}_{k}" if k else hint
         while name in self._used or not name:
             k += 1
             name = f"{hint}_{k}"
+        self._next[hint] = k + 1
         self._used.add(name)
         return name
 
@@ -147,6 +170,10 @@ class Driver:
         self._removed_ops: set[tuple[str, str]] = set()  # custom-domain ops of replaced nodes
 
     def run(self) -> Report:
+        with _cyclic_gc_paused():
+            return self._run()
+
+    def _run(self) -> Report:
         proto = self.loaded.proto
         start = time.perf_counter()
         self.report.nodes_before = count_nodes(proto.graph)
@@ -216,17 +243,7 @@ class Driver:
             for pattern in self.patterns:
                 if not pattern.accepts(node) or (id(pattern), id(node)) in self._failed:
                     continue
-                candidate = None  # a match check() refused: the region it looked at
-                try:
-                    result = pattern.match(ctx, node)
-                    if isinstance(result, Match):
-                        reason = pattern.check(ctx, result)
-                        if reason:
-                            result, candidate = Refusal(reason), result
-                except SurgeonError as exc:
-                    result = Refusal(str(exc))
-                except Exception as exc:  # a plugin bug must not take the whole run down
-                    result = Refusal(self._raised(pattern, "match", exc))
+                result, candidate = self._ask(pattern, ctx, node)
                 if result is None:
                     continue
                 if isinstance(result, Refusal):
@@ -243,6 +260,44 @@ class Driver:
                 found.append((pattern, result))
                 break
         return found
+
+    def _ask(self, pattern: Pattern, ctx: MatchContext, node: Node) -> tuple:
+        """``match()`` then ``check()``: a Match, a Refusal or None, and the match check()
+        refused (the region it looked at). An exception is a near miss naming the hook that
+        raised it; a hook returning what its contract does not allow is an error naming the
+        plugin (a bug to fix, not a near miss to read past)."""
+        try:
+            result = pattern.match(ctx, node)
+        except SurgeonError as exc:
+            return Refusal(str(exc)), None
+        except Exception as exc:  # a plugin bug must not take the whole run down
+            return Refusal(self._raised(pattern, "match", exc)), None
+        if result is not None and not isinstance(result, (Match, Refusal)):
+            raise SurgeonError(self._broken(pattern, "match", result, "a surgeon.Match, a surgeon.refuse(reason) or None"))
+        if not isinstance(result, Match):
+            return result, None
+        try:
+            reason = pattern.check(ctx, result)
+        except SurgeonError as exc:
+            return Refusal(str(exc)), result
+        except Exception as exc:
+            return Refusal(self._raised(pattern, "check", exc)), result
+        if reason is not None and not isinstance(reason, str):
+            raise SurgeonError(self._broken(pattern, "check", reason, "None to go ahead or a str saying why not"))
+        return (Refusal(reason), result) if reason else (result, None)
+
+    def _broken(self, pattern: Pattern, hook: str, value, allowed: str) -> str:
+        shown = repr(value)
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        return (f"plugin {self._plugin_label(pattern)}: pattern {pattern.name!r}: {hook}() returned {shown} "
+                f"({type(value).__name__}); it must return {allowed}")
+
+    def _plugin_label(self, pattern: Pattern) -> str:
+        """The plugin a pattern came from, for errors: its package or --plugin spec, else its class."""
+        origin = self._origin.get(id(pattern))
+        if origin is not None and origin.source != "given":
+            return origin.label
+        return f"{type(pattern).__module__}:{type(pattern).__name__}"
 
     def _raised(self, pattern: Pattern, where: str, exc: Exception) -> str:
         """A near-miss reason for a plugin's exception; SURGEON_DEBUG=1 prints the traceback."""

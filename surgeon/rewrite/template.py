@@ -21,11 +21,18 @@ node (the template's last op) and walks back through ``ctx.producer``::
   and ``_allow_other_inputs`` (default False: trailing extra inputs are a mismatch).
 - Commutative ops (Add, Mul, Max, Min, Sum, Mean, And, Or, Xor, Equal, Bitwise*) match their
   inputs in any order.
+- Chains of Mul (or of Add) match in any grouping as well: a template ``(x * 0.5) * y`` matches
+  ``x * (0.5 * y)`` and ``(x * y) * 0.5``. The graph's chain is cut into as many operands as the
+  template's has (groupings through values nothing else reads first); a template operand that is
+  a variable may take a whole sub-product. A chain node the template names (``_name``,
+  ``_outputs``), returns or uses twice keeps its grouping. ``Pattern.regroup = False`` turns
+  regrouping off for a pattern (the order of a node's own two inputs still does not matter).
 - Returning several values makes them ``match.outputs``; the first is the anchor's.
 
 A structural mismatch gives None (not a refusal). With ``SURGEON_TRACE=1`` (or the fuse option
 ``trace=True``, or ``trace=<list>`` to collect the lines) the matcher says, for every anchor
-of the template's op type, how far it got and why it stopped.
+of the template's op type, how far it got and why it stopped, and for every match that took a
+chain in another grouping than the template's, which grouping it took.
 """
 
 from __future__ import annotations
@@ -48,6 +55,8 @@ COMMUTATIVE = frozenset({
     "BitwiseAnd", "BitwiseOr", "BitwiseXor",
 })
 _MAX_PERMUTED_INPUTS = 4  # 4! orders at most: variadic Sum/Max with more inputs keep theirs
+ASSOCIATIVE = {"Mul": "*", "Add": "+"}  # binary ops whose chains match in any grouping
+_MAX_CHAIN = 6  # operands of a chain matched in any grouping, at most
 
 
 class TemplateError(TypeError):
@@ -76,6 +85,9 @@ class Const:
             return False
         if actual.dtype.kind not in "biuf" or self.value.dtype.kind not in "biuf":
             return bool(np.all(actual == self.value))
+        if actual.size == 1 and self.value.size == 1:  # the common case, without numpy's machinery
+            a, b = float(actual.reshape(())), float(self.value.reshape(()))
+            return a == b or abs(a - b) <= self.atol + self.rtol * abs(b)  # a == b: equal infinities
         return bool(np.allclose(actual, self.value, rtol=self.rtol, atol=self.atol))
 
     def __repr__(self) -> str:
@@ -119,6 +131,8 @@ class Template:
     outputs: list
     variables: dict  # name -> Const or None
     nodes: list
+    chains: dict = field(default_factory=dict)  # id(chain top node) -> _Chain
+
 
     @property
     def anchor(self) -> _OpNode:
@@ -182,9 +196,61 @@ def trace(fn: Callable) -> Template:
     for v in returned[1:]:
         if id(v.producer) not in reachable:
             raise TemplateError(f"returned value {v!r} is not computed on the way back from the first one")
-    template = Template(returned, variables, builder.nodes)
+    template = Template(returned, variables, builder.nodes, _chains(builder.nodes, returned))
     _TRACED[key] = (template, getattr(fn, "__self__", None))  # keep the owner alive: ids stay unique
     return template
+
+
+@dataclass
+class _Chain:
+    """A template chain of one associative op: its operands, the op nodes between them (the top
+    one first) and its grouping (nested pairs of operand indices)."""
+
+    op_type: str
+    operands: list  # _Value
+    interior: list  # _OpNode, the top first
+    grouping: Any
+
+
+def _chains(nodes: list, returned: list) -> dict:
+    """The chains of the traced template, keyed by their top node. A Mul (Add) whose output only
+    its parent Mul (Add) reads, and which carries no name, joins its parent's chain."""
+    uses: dict[int, int] = {}
+    for node in nodes:
+        for v in node.inputs:
+            if v is not None:
+                uses[id(v)] = uses.get(id(v), 0) + 1
+    pinned = {id(v) for v in returned}
+
+    def joins(v, op_type) -> bool:
+        p = v.producer if v is not None else None
+        return (p is not None and p.op_type == op_type and not p.domain and len(p.inputs) == 2 and len(p.outputs) == 1
+                and uses.get(id(v), 0) == 1 and id(v) not in pinned and not p.name and not v.name
+                and not p.attrs and None not in p.inputs)
+
+    chains = {}
+    joined = {id(v.producer) for n in nodes if n.op_type in ASSOCIATIVE for v in n.inputs if joins(v, n.op_type)}
+    for node in nodes:
+        if node.op_type not in ASSOCIATIVE or node.domain or len(node.inputs) != 2 or None in node.inputs \
+                or id(node) in joined:
+            continue
+        operands, interior = [], []
+
+        def walk(n):
+            interior.append(n)
+            parts = []
+            for v in n.inputs:
+                if joins(v, node.op_type):
+                    parts.append(walk(v.producer))
+                else:
+                    operands.append(v)
+                    parts.append(len(operands) - 1)
+            return tuple(parts)
+
+        grouping = walk(node)
+        if 2 < len(operands) <= _MAX_CHAIN:
+            chains[id(node)] = _Chain(node.op_type, operands, interior, grouping)
+    return chains
 
 
 def _reachable(start: _OpNode) -> set[int]:
@@ -207,6 +273,7 @@ class _State:
 
     values: tuple = ()  # (variable name, value name)
     nodes: tuple = ()  # (id of template node, graph Node)
+    notes: tuple = ()  # chains matched in another grouping than the template's, in words
 
     def value(self, name: str) -> str | None:
         return next((v for k, v in self.values if k == name), None)
@@ -219,9 +286,10 @@ class _State:
 
 
 class _Matcher:
-    def __init__(self, template: Template, ctx):
+    def __init__(self, template: Template, ctx, regroup: bool = True):
         self.template = template
         self.ctx = ctx
+        self.chains = template.chains if regroup else {}
         self.best: tuple[int, str] = (-1, "")  # the failure that got furthest, for the tracer
 
     def fail(self, state: _State, reason: str) -> Iterator[_State]:
@@ -238,7 +306,7 @@ class _Matcher:
                 return iter((state,))
             if tv.const is not None and not tv.const.accepts(self.ctx.constant(value)):
                 return self.fail(state, f"{tv.var}: {value!r} is not a constant {tv.const!r}")
-            return iter((_State(state.values + ((tv.var, value),), state.nodes),))
+            return iter((_State(state.values + ((tv.var, value),), state.nodes, state.notes),))
         if tv.producer is None:
             if not tv.const.accepts(self.ctx.constant(value)):
                 return self.fail(state, f"{value!r} is not a constant {tv.const!r}")
@@ -260,7 +328,10 @@ class _Matcher:
         reason = self.node_mismatch(tnode, node)
         if reason:
             return self.fail(state, f"{node.label}: {reason}")
-        state = _State(state.values, state.nodes + ((id(tnode), node),))
+        state = _State(state.values, state.nodes + ((id(tnode), node),), state.notes)
+        chain = self.chains.get(id(tnode))
+        if chain is not None:
+            return self.chain(chain, node, state)
         return self.inputs(tnode, node, state)
 
     def node_mismatch(self, tnode: _OpNode, node: Node) -> str | None:
@@ -295,6 +366,81 @@ class _Matcher:
         for order in orders:
             yield from self.pairs([(given[k], actual[i]) for i, k in enumerate(order)], state)
 
+    def chain(self, chain: _Chain, node: Node, state: _State) -> Iterator[_State]:
+        """The graph's chain at ``node`` cut into as many operands as the template's, in every
+        grouping, each operand matched to a template operand in every order. Groupings that
+        take no product something else reads come first (one that does is the engine's to
+        refuse, with the reader named)."""
+        m = len(chain.operands)
+        cuts = []
+        for left, right in itertools.product(self._splits(node.inputs[0], chain.op_type, m - 1),
+                                             self._splits(node.inputs[1], chain.op_type, m - 1)):
+            if len(left[0]) + len(right[0]) == m:
+                nodes = [node] + left[1] + right[1]
+                shared = sum(self._shared(n.outputs[0]) for n in nodes[1:])
+                cuts.append((shared, left[0] + right[0], nodes, (left[2], right[2])))
+        if not cuts:
+            self.fail(state, f"{node.label}: its {chain.op_type} chain has no grouping into {m} operands")
+        for _, values, nodes, tree in sorted(cuts, key=lambda cut: cut[0]):
+            if any(state.uses(n) for n in nodes[1:]):
+                continue
+            inner = state.nodes + tuple((id(t), n) for t, n in zip(chain.interior[1:], nodes[1:]))
+            start = _State(state.values, inner, state.notes)
+            for assigned, done in self._assign(chain.operands, values, start):
+                note = self._regrouped(chain, tree, values, assigned)
+                yield done if note is None else _State(done.values, done.nodes, done.notes + (note,))
+
+    def _shared(self, value: str) -> bool:
+        return self.ctx.is_graph_output(value) or len(self.ctx.consumers(value)) != 1
+
+    def _splits(self, value: str, op_type: str, most: int) -> list:
+        """Ways ``value`` can stand in a chain: as one operand, or (when a node of the same op
+        computes it) as the operands of that node, recursively; each (values, nodes, tree), at
+        most ``most`` values."""
+        options = [([value], [], 0)]
+        node = self.ctx.producer(value)
+        if most < 2 or node is None or not node.is_op(op_type) or len(node.inputs) != 2 or not all(node.inputs):
+            return options
+        for left in self._splits(node.inputs[0], op_type, most - 1):
+            for right in self._splits(node.inputs[1], op_type, most - len(left[0])):
+                options.append((left[0] + right[0], [node] + left[1] + right[1], (left[2], right[2])))
+        return options
+
+    def _assign(self, operands: list, values: list[str], state: _State, taken: tuple = ()):
+        """Every matching of the template operands to the graph's, one to one: (the graph
+        operand each template operand took, the state)."""
+        if len(taken) == len(operands):
+            yield taken, state
+            return
+        tv = operands[len(taken)]
+        for i, value in enumerate(values):
+            if i in taken:
+                continue
+            for next_state in self.value(tv, value, state):
+                yield from self._assign(operands, values, next_state, taken + (i,))
+
+    @staticmethod
+    def _regrouped(chain: _Chain, tree, values: list[str], assigned: tuple) -> str | None:
+        """The grouping the graph's chain has, in words, when it is not the template's (an
+        order swapped within one node is not a regrouping)."""
+        counter = itertools.count()
+        leaves = []
+
+        def number(t):
+            if t == 0:
+                leaves.append(next(counter))
+                return leaves[-1]
+            return (number(t[0]), number(t[1]))
+
+        numbered = number(tree)
+        operand_of = {graph_index: k for k, graph_index in enumerate(assigned)}
+        mapped = _map_tree(numbered, lambda i: operand_of[i])
+        if _canonical(mapped) == _canonical(chain.grouping):
+            return None
+        sign = f" {ASSOCIATIVE[chain.op_type]} "
+        show = lambda t: _show_tree(t, lambda k: _label(chain.operands[k]), sign)  # noqa: E731
+        return f"{chain.op_type} chain matched as {show(mapped)} (the template groups it {show(chain.grouping)})"
+
     def pairs(self, pairs: list, state: _State) -> Iterator[_State]:
         if not pairs:
             yield state
@@ -311,6 +457,34 @@ class _Matcher:
             return
         for next_state in self.value(tv, value, state):
             yield from self.pairs(rest, next_state)
+
+
+def _label(tv: _Value) -> str:
+    """A template operand as the trace shows it: x, 0.5, Add(...)."""
+    if tv.var:
+        return tv.var
+    if tv.producer is not None:
+        return f"{tv.producer.op_type}(...)"
+    value = tv.const.value
+    return "Const()" if value is None else f"{value.item():g}" if value.size == 1 else f"Const{list(value.shape)}"
+
+
+def _map_tree(tree, fn):
+    return fn(tree) if isinstance(tree, int) else tuple(_map_tree(t, fn) for t in tree)
+
+
+def _canonical(tree):
+    """A grouping with the order within each pair forgotten."""
+    if isinstance(tree, int):
+        return (tree,)
+    return tuple(sorted((_canonical(t) for t in tree), key=repr))
+
+
+def _show_tree(tree, label, sign: str, top: bool = True) -> str:
+    if isinstance(tree, int):
+        return label(tree)
+    text = sign.join(_show_tree(t, label, sign, False) for t in tree)
+    return text if top else f"({text})"
 
 
 _MISSING = object()
@@ -395,18 +569,21 @@ def match_template(pattern, ctx, node: Node) -> Match | None:
     if not node.is_op(anchor.op_type, anchor.domain):
         return None
     first = template.outputs[0]
-    matcher = _Matcher(template, ctx)
+    matcher = _Matcher(template, ctx, getattr(pattern, "regroup", True))
     state = None
     if first.index < len(node.outputs) and node.outputs[first.index]:
         state = next(iter(matcher.value(first, node.outputs[first.index], _State())), None)
     else:
         matcher.fail(_State(), f"has no output {first.index}")
+    log = _tracer(ctx)
+    name = getattr(pattern, "name", getattr(fn, "__name__", "template"))
     if state is None:
-        log = _tracer(ctx)
         if log is not None:
-            name = getattr(pattern, "name", getattr(fn, "__name__", "template"))
             log(f"[trace] {name}: {node.label}: template did not match: {matcher.best[1]}")
         return None
+    if log is not None:
+        for note in state.notes:
+            log(f"[trace] {name}: {node.label}: matched; {note}")
     return _to_match(template, state, node)
 
 

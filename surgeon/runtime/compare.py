@@ -2,9 +2,13 @@
 ``|rewritten - original| <= atol + rtol * |original|``; the report also gives the error
 statistics and the smallest atol that would have passed at the given rtol.
 
-Default tolerances, by the original value's dtype (surgeon/validate.py gives the measurements
-behind them): float32 atol=rtol=1e-3, float16 1e-2, bfloat16 5e-2, float64 1e-6;
-integers and bools must match exactly.
+An element outside that may still pass as *explained by rounding*: when the rounding probe
+(rounding.py) saw the original itself move that far, or take that very value, under a few ulps
+of rounding. The comparison counts those apart and says so.
+
+Default tolerances end to end, by the original value's dtype (surgeon/validate.py gives the
+measurements behind them): float32 atol=rtol=1e-3, float16 1e-2, bfloat16 5e-2, float64 1e-6;
+integers and bools must match exactly. Each rewrite is held to a tighter one (tolerance.py).
 """
 
 from __future__ import annotations
@@ -50,6 +54,9 @@ class Comparison:
     nonfinite_original: int = 0
     nonfinite_rewritten: int = 0
     worst_index: list | None = None
+    explained: int = 0  # elements outside tolerance that the original's own rounding explains
+    explained_max: float | None = None  # the largest difference among them
+    jumps: bool = False  # those differences are jumps (ties), not a drift of a few ulps
     message: str = ""  # why it failed beyond the numbers (shape, dtype, missing)
     notes: list[str] = field(default_factory=list)
 
@@ -74,7 +81,18 @@ class Comparison:
                 text += f", worst at {self.worst_index}"
         if self.nonfinite_original or self.nonfinite_rewritten:
             text += f"; NaN/Inf: original {self.nonfinite_original}, rewritten {self.nonfinite_rewritten}"
+        if self.explained and self.passed:  # beside a failure it would only blur the line
+            text += f"; {self.rounding_note()}"
         return text
+
+    def rounding_note(self) -> str:
+        """What the elements explained by rounding are, in words."""
+        what = (f"{self.explained} of {self.total} element(s) differ by up to {_g(self.explained_max)} only where "
+                "the original itself moves as far when its values move by a few ulps")
+        if self.jumps:
+            return (what + ": rounding ties (the original's result jumps there, as nearest sampling does at a "
+                    "coordinate on a pixel boundary); not failures")
+        return what + ": rounding the original is sensitive to; not failures"
 
 
 def _g(v) -> str:
@@ -90,9 +108,10 @@ def missing(name: str, where: str) -> Comparison:
 
 
 def compare(name: str, original: np.ndarray, rewritten: np.ndarray, atol: float | None = None,
-            rtol: float | None = None, max_mismatch: float = 0.0) -> Comparison:
+            rtol: float | None = None, max_mismatch: float = 0.0, rounding=None) -> Comparison:
     """Compare ``rewritten`` against ``original`` (the reference); ``max_mismatch`` is the
-    fraction of elements allowed outside tolerance (0: none)."""
+    fraction of elements allowed outside tolerance (0: none); ``rounding`` (a
+    ``rounding.Sensitivity`` of the original's shape) tells the differences rounding explains."""
     original, rewritten = np.asarray(original), np.asarray(rewritten)
     d_atol, d_rtol = default_tolerance(original.dtype) if original.dtype.kind in "biufc" else (0.0, 0.0)
     atol = d_atol if atol is None else float(atol)
@@ -125,6 +144,14 @@ def compare(name: str, original: np.ndarray, rewritten: np.ndarray, atol: float 
         diff = np.where(both, np.abs(a - b), 0.0)
     ref = np.where(both, np.abs(a), 0.0)
     bad = (diff > atol + rtol * ref) | nonfinite_bad
+    if rounding is not None and np.shape(rounding.spread) == a.shape:
+        by_rounding, jumped = rounding.explains(diff, atol + rtol * ref)
+        explained = bad & ~nonfinite_bad & by_rounding
+        result.explained = int(np.count_nonzero(explained))
+        if result.explained:
+            bad &= ~explained
+            result.explained_max = float(diff[explained].max())
+            result.jumps = bool(np.any(explained & jumped))
     result.mismatched = int(np.count_nonzero(bad))
     if np.any(both):
         result.max_abs = float(diff.max())
@@ -134,7 +161,7 @@ def compare(name: str, original: np.ndarray, rewritten: np.ndarray, atol: float 
         result.max_rel = float(rel.max())
         result.required_atol = float(max(0.0, (diff - rtol * ref).max()))
     if result.mismatched:
-        worst = np.where(nonfinite_bad, np.inf, diff - rtol * ref)
+        worst = np.where(nonfinite_bad, np.inf, np.where(bad, diff - rtol * ref, -np.inf))
         result.worst_index = [int(i) for i in np.unravel_index(int(np.argmax(worst)), a.shape)]
     if np.any(nonfinite_bad):
         result.notes.append(f"NaN/Inf differ at {int(np.count_nonzero(nonfinite_bad))} element(s)")

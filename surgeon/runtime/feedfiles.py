@@ -12,7 +12,7 @@ import numpy as np
 
 from ..errors import SurgeonError
 from .draws import describe
-from .inputs import DEFAULT_MAX_BYTES, DEFAULT_SEED, check_memory, input_specs, random_inputs
+from .inputs import DEFAULT_MAX_BYTES, DEFAULT_SEED, check_memory, describe_floats, input_specs, random_inputs
 
 
 def parse_input_spec(spec: str) -> tuple[str, str]:
@@ -115,11 +115,11 @@ def complete_feeds(model, given: Mapping[str, np.ndarray], input_shapes: Mapping
         randoms, notes = random_inputs(loaded, input_shapes, seed=seed, max_bytes=max_bytes, names=missing,
                                        given_bytes=given_bytes, drawers=drawers)
         feeds.update(randoms)
-        source = f"random, seed {seed}, uniform [-1, 1)"
+        source = f"random, seed {seed}, {describe_floats()}"
         sources.update({n: source for n in missing})
         sources.update({n: f"random, seed {seed}, {describe(d)}" for n, d in (drawers or {}).items() if n in missing})
         shown = ", ".join(f"{n} {feeds[n].dtype.name}{list(feeds[n].shape)}" for n in missing)
-        notes.insert(0, f"random inputs (seed {seed}, floats uniform in [-1, 1)): {shown}")
+        notes.insert(0, f"random inputs (seed {seed}, {describe_floats()}): {shown}")
     feeds = {n: feeds[n] for n in known}  # the model's order
     return feeds, sources, notes
 

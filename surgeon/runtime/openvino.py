@@ -27,9 +27,13 @@ class OpenVinoRunner(Runner):
     """A Runner (same interface: ``run``, ``plan``, ``specs``, ``engine``...) whose model runs in
     one OpenVINO compiled model per set of requested values, instead of onnxruntime stages."""
 
-    def __init__(self, loaded: LoadedModel, plugins, device: str = "cpu", engine: str = "openvino"):
+    def __init__(self, loaded: LoadedModel, plugins, device: str = "cpu", engine: str = "openvino",
+                 optimize: bool = True):
         self.loaded, self.proto, self.device = loaded, loaded.proto, device
         self.engine = choose(self.proto, plugins, device, engine)
+        if not optimize:  # validate's reference: onnxruntime can run a graph as written, OpenVINO cannot
+            self.engine.notes.append("OpenVINO applies its own graph transformations when it compiles (they "
+                                     "cannot be turned off): the models did not run exactly as written")
         self.specs = input_specs(self.proto)
         self.output_names = [o.name for o in self.proto.graph.output]
         self._compiled: dict[tuple[str, ...], object] = {}

@@ -132,9 +132,20 @@ class Planner:
         kernel = op.kernel if op is not None else None
         if kernel is None:
             raise SurgeonError(f"no reference kernel for {node.domain}::{node.op_type} (node {node_label(node)!r}): "
-                               "install or --plugin the pattern that writes it")
+                               f"{self._whose(node)}")
         attrs = {a.name: read_attribute(a) for a in node.attribute}
         return KernelStep(self.ctx, node, kernel, attrs)
+
+    def _whose(self, node: NodeProto) -> str:
+        """Where a kernel for the node would come from, in words."""
+        pattern = next((e.value for e in node.metadata_props if e.key == "surgeon.pattern"), "")
+        origin = self.plugins.origin_label(pattern) if pattern and hasattr(self.plugins, "origin_label") else ""
+        if origin:
+            return (f"pattern {pattern!r} (plugin {origin}) wrote it but brings no kernel for it: give the "
+                    f"pattern kernels = {{({node.domain!r}, {node.op_type!r}): fn}}")
+        if pattern:
+            return f"pattern {pattern!r} wrote it: install or --plugin the plugin that gives that pattern"
+        return "install or --plugin the plugin whose pattern writes it"
 
     def _kind(self, node: NodeProto) -> str:
         if self.is_custom(node):

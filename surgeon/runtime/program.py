@@ -31,7 +31,8 @@ class Runner:
     """Runs one model: onnxruntime, with custom nodes on the plugins' op libraries or on their
     reference kernels between onnxruntime stages (``engine``, see engines.py)."""
 
-    def __init__(self, loaded: LoadedModel, plugins, device: str = "cpu", engine: str = "auto"):
+    def __init__(self, loaded: LoadedModel, plugins, device: str = "cpu", engine: str = "auto",
+                 optimize: bool = True):
         self.loaded = loaded
         self.proto = loaded.proto
         self.device = device
@@ -40,7 +41,7 @@ class Runner:
             opsets=list(self.proto.opset_import), ir_version=self.proto.ir_version,
             functions=list(self.proto.functions), providers=providers_for(device), device=device,
             external_dir=loaded.base_dir if loaded.external else None, loaded=loaded,
-            libraries=self.engine.libraries)
+            libraries=self.engine.libraries, optimize=optimize)
         self.planner = Planner(self.ctx, [(f.domain, f.name) for f in self.proto.functions], plugins,
                                self.engine.served)
         self.specs = input_specs(self.proto)
@@ -133,25 +134,32 @@ def _own_copy(model, payload: bytes | None) -> LoadedModel:
     return load_model_proto(proto)
 
 
-def get_runner(model, plugins, device: str = "cpu", engine: str = "auto") -> Runner:
+def make_runner(loaded: LoadedModel, plugins, device: str = "cpu", engine: str = "auto",
+                optimize: bool = True) -> Runner:
+    """A new runner (not cached): onnxruntime stages, or for ``engine="openvino"`` the whole model in
+    OpenVINO (openvino.py)."""
+    if engine == "openvino":
+        from .openvino import OpenVinoRunner
+
+        return OpenVinoRunner(loaded, plugins, device, engine, optimize)
+    return Runner(loaded, plugins, device, engine, optimize)
+
+
+def get_runner(model, plugins, device: str = "cpu", engine: str = "auto", optimize: bool = True) -> Runner:
     """The cached runner for ``model`` (a path, ModelProto or LoadedModel) with the custom ops of
-    ``plugins`` (a PluginSet), built on first use."""
+    ``plugins`` (a PluginSet), built on first use; ``optimize=False``: onnxruntime runs the
+    graph as written, no graph optimisation (the reference ``validate`` holds rewrites to)."""
     if engine == "openvino" and device != "cpu":
         raise SurgeonError("engine 'openvino' runs on the CPU: use --device cpu")
     providers_for(device)  # a missing device is reported before any work
     base, _, payload = _fingerprint(model)
-    key = base + (device, engine, plugins.fingerprint())
+    key = base + (device, engine, optimize, plugins.fingerprint())
     with _cache_lock:
         runner = _cache.get(key)
         if runner is not None:
             _cache.move_to_end(key)
             return runner
-    if engine == "openvino":
-        from .openvino import OpenVinoRunner
-
-        runner = OpenVinoRunner(_own_copy(model, payload), plugins, device, engine)
-    else:
-        runner = Runner(_own_copy(model, payload), plugins, device, engine)
+    runner = make_runner(_own_copy(model, payload), plugins, device, engine, optimize)
     with _cache_lock:
         _cache[key] = runner
         while len(_cache) > CACHE_SIZE:

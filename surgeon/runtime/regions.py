@@ -1,10 +1,12 @@
 """Where the rewritten graph differs from the original, cut into one region per rewrite.
 
 The engine keeps the names of the values a rewrite replaces, and gives every value it adds a
-fresh name. So a region is a custom node (or an ``If`` whose branches hold one) plus the nodes
-linked to it through values the original does not have (a Slice of theta, a size computed for
-the kernel, a Reshape after it). What it reads from the original are its leaves; the original
-values it produces are what the per-rewrite check compares.
+fresh name. So a region is a node a rewrite wrote (see ``written.py``: any node no node of the
+original equals, whatever its domain; or an ``If`` whose branches changed) plus the nodes linked
+to it through values the original does not have (a Slice of theta, a size computed for the
+kernel, a Reshape after it). What it reads from the original are its leaves; the original
+values it produces are what the per-rewrite check compares, and ``original_slice`` finds the
+original's own nodes computing them from the same leaves.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from onnx import GraphProto, ModelProto, NodeProto, helper, numpy_helper
 from ..graph.index import free_values
 from ..modelio import LoadedModel, tensor_to_array
 from .plan import _reads, _subgraphs, node_label
+from .written import WrittenNodes
 
 SUFFIX = "@rewritten"
 
@@ -25,19 +28,25 @@ SUFFIX = "@rewritten"
 @dataclass
 class Region:
     nodes: list[NodeProto]  # in the rewritten graph's order
-    custom: list[NodeProto]  # the custom nodes it holds, also those inside If branches
+    written: list[NodeProto]  # the nodes a rewrite wrote, also those inside If branches
+    custom: list[NodeProto] = field(default_factory=list)  # the custom-op ones among them
     leaves: list[str] = field(default_factory=list)  # original values it reads
     produces: list[str] = field(default_factory=list)  # original values it computes again
     constants: list[str] = field(default_factory=list)  # initializers the rewrite added
 
     @property
+    def named(self) -> list[NodeProto]:
+        """The nodes that name the rewrite in reports: its custom nodes, else all it wrote."""
+        return self.custom or self.written
+
+    @property
     def names(self) -> list[str]:
-        return [node_label(n) for n in self.custom]
+        return [node_label(n) for n in self.named]
 
     @property
     def patterns(self) -> list[str]:
         found = []
-        for n in self.custom:
+        for n in self.named:
             p = next((e.value for e in n.metadata_props if e.key == "surgeon.pattern"), "")
             found.append(p or "?")
         return found
@@ -45,28 +54,19 @@ class Region:
     @property
     def atol(self) -> float | None:
         """The tolerance its rewrite declared (``surgeon.atol``: exact only to this), if any."""
-        found = [float(e.value) for n in self.custom for e in n.metadata_props if e.key == "surgeon.atol"]
+        found = [float(e.value) for n in self.written for e in n.metadata_props if e.key == "surgeon.atol"]
         return max(found) if found else None
 
     @property
     def ops(self) -> list[str]:
-        return [f"{n.domain}::{n.op_type}" for n in self.custom]
+        return [f"{n.domain}::{n.op_type}" if n.domain not in ("", "ai.onnx") else n.op_type
+                for n in self.named]
 
 
 def top_level_values(graph: GraphProto) -> set[str]:
     names = {i.name for i in graph.input} | {t.name for t in graph.initializer}
     names.update(o for n in graph.node for o in n.output if o)
     return names
-
-
-def _customs_within(node: NodeProto, is_custom) -> list[NodeProto]:
-    if is_custom(node):
-        return [node]
-    found = []
-    for body in _subgraphs(node):
-        for inner in body.node:
-            found.extend(_customs_within(inner, is_custom))
-    return found
 
 
 def _live(reads: list[list[str]], producer: dict[str, int], outputs: list[str]) -> set[int]:
@@ -82,9 +82,11 @@ def _live(reads: list[list[str]], producer: dict[str, int], outputs: list[str]) 
 
 
 def find_regions(original: ModelProto, rewritten: ModelProto, is_custom) -> tuple[list[Region], int]:
-    """``is_custom(node)``: whether a node is one a rewrite wrote (a custom op). Also returns
-    how many custom nodes no output depends on: never run, so never checked (a dead branch may
-    compute what cannot be computed, a division by zero, which the model never does)."""
+    """One region per rewrite; ``is_custom(node)`` tells the custom-op nodes (they name a
+    region). Also returns how many written nodes no output depends on: never run, so never
+    checked (a dead branch may compute what cannot be computed, a division by zero, which the
+    model never does)."""
+    written = WrittenNodes(original)
     known = top_level_values(original.graph)
     graph = rewritten.graph
     nodes = list(graph.node)
@@ -92,7 +94,8 @@ def find_regions(original: ModelProto, rewritten: ModelProto, is_custom) -> tupl
     producer = {o: i for i, n in enumerate(nodes) for o in n.output if o}
     reads = [_reads(n) for n in nodes]
     live = _live(reads, producer, [o.name for o in graph.output])
-    dead = sum(len(_customs_within(n, is_custom)) for i, n in enumerate(nodes) if i not in live)
+    new = [written.is_new(n) for n in nodes]
+    dead = sum(len(written.within(n)) for i, n in enumerate(nodes) if i not in live and new[i])
     consumers: dict[str, list[int]] = {}
     for i, names in enumerate(reads):
         for r in names:
@@ -101,7 +104,7 @@ def find_regions(original: ModelProto, rewritten: ModelProto, is_custom) -> tupl
     taken: set[int] = set()
     regions = []
     for seed, node in enumerate(nodes):
-        if seed in taken or seed not in live or not _customs_within(node, is_custom):
+        if seed in taken or seed not in live or not new[seed]:
             continue
         members: set[int] = set()
         constants: dict[str, None] = {}
@@ -123,8 +126,8 @@ def find_regions(original: ModelProto, rewritten: ModelProto, is_custom) -> tupl
                     stack.extend(consumers.get(o, ()))
         taken |= members
         order = sorted(members)
-        region = Region([nodes[i] for i in order],
-                        [c for i in order for c in _customs_within(nodes[i], is_custom)],
+        wrote = [w for i in order if new[i] for w in written.within(nodes[i])]
+        region = Region([nodes[i] for i in order], wrote, [w for w in wrote if is_custom(w)],
                         constants=list(constants))
         made = {o for i in order for o in nodes[i].output if o}
         region.produces = [o for i in order for o in nodes[i].output if o and o in known]
@@ -183,3 +186,24 @@ def check_model(regions: list[Region], rewritten: LoadedModel, leaf_values: dict
     model.ir_version = rewritten.proto.ir_version
     return model, renamed
 
+
+
+def original_slice(nodes: list[NodeProto], producer: dict[str, int], region: Region, stops: set[str]) -> list[int]:
+    """The positions of the original's nodes computing ``region.produces`` back to the region's
+    leaves (or to ``stops``: graph inputs and initializers), in graph order. ``producer`` maps
+    the original's top-level values to their positions in ``nodes``."""
+    leaves = set(region.leaves)
+    found: set[int] = set()
+    stack = list(region.produces)
+    seen: set[str] = set()
+    while stack:
+        value = stack.pop()
+        if value in seen or value in leaves or value in stops:
+            continue
+        seen.add(value)
+        i = producer.get(value)
+        if i is None or i in found:
+            continue
+        found.add(i)
+        stack.extend(_reads(nodes[i]))
+    return sorted(found)

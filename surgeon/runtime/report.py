@@ -17,10 +17,12 @@ class RewriteCheck:
     nodes: list[str]  # names of the custom nodes in the region
     ops: list[str]
     patterns: list[str]
+    plugins: list[str] = field(default_factory=list)  # where each pattern came from ("" unknown)
     outputs: list[Comparison] = field(default_factory=list)
     error: str = ""  # the kernel or the region failed to run
     note: str = ""
     pictures: list = field(default_factory=list, repr=False)  # runtime.pictures.Picture; not in JSON
+    rewritten: dict = field(default_factory=dict, repr=False)  # its values, for a second look; not in JSON
 
     @property
     def passed(self) -> bool:
@@ -28,11 +30,14 @@ class RewriteCheck:
 
     @property
     def label(self) -> str:
-        parts = [f"{n!r} ({op}, pattern {p})" for n, op, p in zip(self.nodes, self.ops, self.patterns)]
+        plugins = self.plugins or [""] * len(self.nodes)
+        parts = [f"{n!r} ({op}, pattern {p}{', plugin ' + g if g else ''})"
+                 for n, op, p, g in zip(self.nodes, self.ops, self.patterns, plugins)]
         return "rewrite " + " + ".join(parts)
 
     def to_dict(self) -> dict:
         data = {"nodes": list(self.nodes), "ops": list(self.ops), "patterns": list(self.patterns),
+                "plugins": list(self.plugins),
                 "outputs": [asdict(c) for c in self.outputs], "error": self.error, "note": self.note}
         data["passed"] = self.passed
         return data
@@ -75,10 +80,8 @@ class ValidationReport:
 
     def summary(self, limit: int = 12) -> str:
         """One screen: verdict, inputs, each rewrite, each output."""
-        tol = ("per-dtype defaults (float32: atol 1e-3, rtol 1e-3)" if self.atol is None and self.rtol is None
-               else f"atol {self.atol if self.atol is not None else 'default'}, "
-                    f"rtol {self.rtol if self.rtol is not None else 'default'}")
-        lines = [f"validation {'PASSED' if self.passed else 'FAILED'} on {self.device}; tolerance: {tol}"]
+        lines = [f"validation {'PASSED' if self.passed else 'FAILED'} on {self.device}; tolerance: "
+                 f"{self.tolerance_text()}"]
         if self.engine:
             lines.append(f"engine: {self.engine}")
         sources = list(dict.fromkeys(i["source"] for i in self.inputs))
@@ -91,17 +94,27 @@ class ValidationReport:
         lines.append(f"rewrites: {ok} of {len(self.rewrites)} match the original on its own activations")
         lines.extend(verdict_table(self, limit))
         lines.extend(f"note: {n}" for n in self.notes[:limit])
-        if self._sparse_failures():
-            lines.append("note: only isolated elements fail (under 0.1%): rounding flips, as mode=nearest gives at "
-                         "large sizes? --max-mismatch 0.001 allows them")
+        lines.extend(f"note: {line}" for line in self.rounding_notes()[:limit])
         if self.timings:
             lines.append("time: " + ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in self.timings.items()))
         return "\n".join(lines)
 
-    def _sparse_failures(self) -> bool:
-        checked = [c for r in self.rewrites for c in r.outputs] + self.outputs
-        failed = [c for c in checked if not c.passed]
-        return bool(failed) and all(not c.message and c.total and c.mismatched / c.total < 1e-3 for c in failed)
+    def tolerance_text(self) -> str:
+        """The tolerances in words (the summary's first line, the HTML report's)."""
+        from .tolerance import ULPS_PER_OP
+
+        if self.atol is None and self.rtol is None:
+            return (f"each rewrite: exact float math ({ULPS_PER_OP} ulps per op, by the output's magnitude); end to "
+                    "end: per dtype (float32 atol 1e-3, rtol 1e-3); beyond them, what rounding in the original "
+                    "explains")
+        return (f"atol {self.atol if self.atol is not None else 'default'}, "
+                f"rtol {self.rtol if self.rtol is not None else 'default'}")
+
+    def rounding_notes(self) -> list[str]:
+        """One line per compared value with elements explained by rounding."""
+        found = [(r.label, c) for r in self.rewrites for c in r.outputs if c.explained and c.passed]
+        found += [("end to end", c) for c in self.outputs if c.explained and c.passed]
+        return [f"{where}: {c.name!r}: {c.rounding_note()}" for where, c in found]
 
     def to_dict(self) -> dict:
         return {

@@ -28,6 +28,7 @@ class ModelContext:
     external_dir: str | None
     loaded: Any  # LoadedModel, for reading external tensors the kernels need
     libraries: tuple[str, ...] = ()  # custom-op libraries every session registers
+    optimize: bool = True  # False: onnxruntime runs the graph as written (validate's reference)
     sessions: int = 0
 
 
@@ -67,7 +68,7 @@ class OrtStep:
         model.ir_version = self.ctx.ir_version
         del graph.input[:]
         session = build_session(model, self.ctx.providers, self.ctx.external_dir, self.label, self.ctx.libraries,
-                                path=getattr(self.ctx.loaded, "path", None))
+                                path=getattr(self.ctx.loaded, "path", None), optimize=self.ctx.optimize)
         self.ctx.sessions += 1
         self._session_obj, self._key = session, key
         self.graph = None  # the session has its own copy of the weights

@@ -392,3 +392,83 @@ def test_tracer_via_environment(monkeypatch, capsys):
     monkeypatch.setenv("SURGEON_TRACE", "1")
     surgeon.fuse(_transpose_model([0, 3, 1, 2]), plugins=[TransposeRelu()])
     assert "[trace] transpose-relu" in capsys.readouterr().err
+
+
+# -- associative regrouping of Mul / Add chains --------------------------------------------------
+
+
+class HalfGate(Recorder):
+    """The erf GELU's outer product as a template writes it: (x * g) * 0.5, g = Erf(x) + 1."""
+
+    @staticmethod
+    def template(op, x):
+        return op.Mul(op.Mul(x, op.Add(op.Erf(x), 1.0)), 0.5)
+
+
+def _gate_model(grouping, share=False):
+    """The same product of x, 0.5 and g in another grouping; ``share``: the inner product is also
+    a graph output (another reader), so it cannot be regrouped into the match."""
+    gate = [helper.make_node("Erf", ["x"], ["e"]), helper.make_node("Add", ["e", "one"], ["g"])]
+    inner, outer = {"(x*g)*h": (["x", "g"], ["p", "half"]), "(x*h)*g": (["x", "half"], ["p", "g"]),
+                    "x*(h*g)": (["half", "g"], ["x", "p"]), "g*(h*x)": (["half", "x"], ["g", "p"])}[grouping]
+    nodes = gate + [helper.make_node("Mul", inner, ["p"]), helper.make_node("Mul", outer, ["out"])]
+    inits = [numpy_helper.from_array(np.array(1.0, np.float32), "one"),
+             numpy_helper.from_array(np.array(0.5, np.float32), "half")]
+    outputs = [("out", [2, 3])] + ([("p", [2, 3])] if share else [])
+    return make_model(nodes, [("x", [2, 3])], outputs, inits)
+
+
+@pytest.mark.parametrize("grouping", ["(x*g)*h", "(x*h)*g", "x*(h*g)", "g*(h*x)"])
+def test_a_mul_chain_matches_in_any_grouping(grouping):
+    lines = []
+    result, seen = fuse(_gate_model(grouping), HalfGate(), options={"trace": lines})
+    assert _nodes(result) == ["Fused"] and seen[0]["x"] == "x"
+    regrouped = [line for line in lines if "matched;" in line]
+    if grouping == "(x*g)*h":  # as the template writes it: nothing to say
+        assert regrouped == []
+    else:
+        assert len(regrouped) == 1 and "Mul chain matched as" in regrouped[0]
+        assert "(the template groups it (x * Add(...)) * 0.5)" in regrouped[0]
+    if grouping == "(x*h)*g":
+        assert "matched as (x * 0.5) * Add(...)" in regrouped[0]
+
+
+def test_regrouping_can_be_turned_off():
+    class Strict(HalfGate):
+        regroup = False
+
+    result, _ = fuse(_gate_model("(x*h)*g"), Strict())
+    assert "Fused" not in _nodes(result)
+    result, _ = fuse(_gate_model("(x*g)*h"), Strict())
+    assert _nodes(result) == ["Fused"]
+
+
+def test_a_regrouped_product_something_else_reads_is_a_near_miss_naming_it():
+    for grouping in ("(x*h)*g", "(x*g)*h"):
+        result, _ = fuse(_gate_model(grouping, share=True), HalfGate())
+        assert "Fused" not in _nodes(result)
+        assert [r.reason for r in result.report.refusals] == ["intermediate 'p' is a graph output"]
+
+
+def test_an_add_chain_regroups_and_a_variable_takes_a_whole_sub_sum():
+    class ThreeTerms(Recorder):
+        @staticmethod
+        def template(op, x, y):
+            return op.Add(op.Add(x, op.Neg(y)), 2.0)
+
+        fused_inputs = ("x", "y")
+
+    def model(first, second):
+        inits = [numpy_helper.from_array(np.array(2.0, np.float32), "two")]
+        nodes = [helper.make_node("Neg", ["y"], ["n"]), helper.make_node("Add", first, ["s"]),
+                 helper.make_node("Add", second, ["out"])]
+        return make_model(nodes, [("a", [2]), ("b", [2]), ("y", [2])], [("out", [2])], inits)
+
+    result, seen = fuse(model(["n", "two"], ["a", "s"]), ThreeTerms())  # a + (Neg(y) + 2)
+    assert _nodes(result) == ["Fused"] and seen[0] == {"x": "a", "y": "y"}
+    nested = make_model([helper.make_node("Add", ["a", "b"], ["ab"]), helper.make_node("Neg", ["y"], ["n"]),
+                         helper.make_node("Add", ["ab", "n"], ["s"]), helper.make_node("Add", ["s", "two"], ["out"])],
+                        [("a", [2]), ("b", [2]), ("y", [2])], [("out", [2])],
+                        [numpy_helper.from_array(np.array(2.0, np.float32), "two")])
+    result, seen = fuse(nested, ThreeTerms())  # ((a + b) + Neg(y)) + 2: x takes a + b whole
+    assert seen[0] == {"x": "ab", "y": "y"} and _nodes(result) == ["Add", "Fused"]

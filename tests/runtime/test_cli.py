@@ -60,7 +60,7 @@ def test_run_prints_each_output_and_writes_npy_files(models, tmp_path):
 def test_run_makes_random_inputs_and_says_so(models):
     r = invoke("run", models["rew"], "--input", "theta=" + models["rew"].replace("rew.onnx", "theta.npy"))
     assert r.exit_code == 0, r.output
-    assert "note: random inputs (seed 0, floats uniform in [-1, 1)): x float32[1, 3, 32, 32]" in r.stderr
+    assert "note: random inputs (seed 0, floats signed, half in [-1, 1), half of magnitude 1-8): x float32[1, 3, 32, 32]" in r.stderr
 
 
 def test_output_names_are_sanitised(tmp_path):

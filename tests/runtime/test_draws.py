@@ -29,7 +29,7 @@ def test_an_input_reaching_the_op_through_shape_ops_is_drawn_its_own_way():
     report = validate(orig, rew, plugins=with_draw())
     assert report.passed, report.summary()
     sources = {i["name"]: i["source"] for i in report.inputs}
-    assert sources == {"x": "random, seed 0, uniform [-1, 1)", "theta": "random, seed 0, identity matrices, for the test"}
+    assert sources == {"x": "random, seed 0, floats signed, half in [-1, 1), half of magnitude 1-8", "theta": "random, seed 0, identity matrices, for the test"}
     assert "input 'theta': identity matrices, for the test" in report.notes
 
 

@@ -58,7 +58,8 @@ def test_random_inputs_are_seeded_and_fill_dynamic_dims():
     np.testing.assert_array_equal(f1["x"], f2["x"])
     assert f1["x"].shape == (4, 3, 7, 5) and f1["x"].dtype == np.float32
     assert f1["z"].shape == (4, 2)  # the named dim N follows the override given on x
-    assert -1 <= f1["x"].min() < 0 < f1["x"].max() < 1  # signed
+    assert -8 <= f1["x"].min() < -1 < 0 < 1 < f1["x"].max() < 8  # signed, and several units
+    assert np.mean(np.abs(f1["x"]) < 1) == pytest.approx(0.5, abs=0.1)  # half of them small
     _, notes = random_inputs(m)
     assert any("set to 1" in n for n in notes)
 
@@ -145,7 +146,10 @@ def test_missing_kernel_names_op_domain_and_node():
     m = scale_model([helper.make_node("Foo", ["x"], ["y"], name="n3", domain="custom.ops")],
                     [vi("x", [2])], [vi("y", None)])
     with pytest.raises(SurgeonError, match=r"no reference kernel for custom.ops::Foo \(node 'n3'\): install or "
-                                           r"--plugin the pattern that writes it"):
+                                           r"--plugin the plugin whose pattern writes it"):
+        surgeon.run(m, plugins=PLUGINS)
+    m.graph.node[0].metadata_props.add(key="surgeon.pattern", value="foo")
+    with pytest.raises(SurgeonError, match=r"pattern 'foo' wrote it: install or --plugin the plugin that gives"):
         surgeon.run(m, plugins=PLUGINS)
 
 

@@ -58,11 +58,15 @@ def test_validating_twice_builds_no_new_session():
     orig, rew = stn_pair()
     first = validate(orig, rew, plugins=PLUGINS)
     assert first.passed
-    before = sessions_created()
+    # both run as written: the rewritten model in 2 stages around its custom node; the original
+    # once, and once more when the rounding probe needs the values of the rewrite's part
+    counts = (get_runner(orig, plugins=PLUGINS, optimize=False).sessions_created,
+              get_runner(rew, plugins=PLUGINS, optimize=False).sessions_created)
+    assert counts[0] in (1, 2) and counts[1] == 2
     second = validate(orig, rew, plugins=PLUGINS)
-    assert second.passed and sessions_created() == before
-    # original (1, intermediates exposed) + rewritten (2 stages) + the rewrite check (no standard part)
-    assert get_runner(orig, plugins=PLUGINS).sessions_created == 1 and get_runner(rew, plugins=PLUGINS).sessions_created == 2
+    assert second.passed and second.to_dict() == {**first.to_dict(), "timings": second.timings}
+    assert (get_runner(orig, plugins=PLUGINS, optimize=False).sessions_created,
+            get_runner(rew, plugins=PLUGINS, optimize=False).sessions_created) == counts
 
 
 def test_intermediate_values_are_freed_after_their_last_use():

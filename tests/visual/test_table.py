@@ -33,7 +33,7 @@ def test_figures_line_up_under_their_headers():
             assert row[end - len(figure):end] == figure, (row, header)
         assert row.index(cells[8]) == header.index("OUTSIDE TOL")
     assert "FAIL rewrite 'affine-grid-sample/FusedGridSample' (custom.ops::FusedGridSample, pattern " \
-           "affine-grid-sample)" in text
+           "affine-grid-sample, plugin surgeon " in text
 
 
 def test_messages_and_errors_keep_the_table_readable():

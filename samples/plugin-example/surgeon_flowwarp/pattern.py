@@ -3,8 +3,8 @@
 Two ways in. The template is the plain spelling both torch exporters write for
 ``grid_sample(x, base + flow.permute(0, 2, 3, 1))`` with a constant base; it is cheap and
 exact. Anything else (a base computed at run time, pixel-unit flows normalised per channel,
-RAFT's add-before-permute) goes to ``recognise``, which evaluates the grid instead of reading
-its ops.
+RAFT's add-before-permute) goes to ``recognise``, which proves the grid affine in the flow and
+identifies it on probes (surgeon's ``Recogniser``) instead of reading its ops.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from onnx import TensorProto
 
-from surgeon import Const, Match, Pattern, match_template, refuse
+from surgeon import Const, Match, Pattern, Refusal, match_template
 
 from .kernel import MODES, PADDING_MODES, _OPSET20_MODES, base_grid, flow_warp_kernel
 from .recognise import recognise
@@ -40,12 +40,12 @@ class FlowWarp(Pattern):
         if found is not None and self._is_identity(ctx.constant(found.values["base"]), align_corners):
             found.values["units"] = "normalized"
             return found
-        outcome = recognise(ctx, node, align_corners)
-        if outcome.found is None:
-            return refuse(outcome.near_miss) if outcome.near_miss else None
-        return Match(anchor=node, nodes=outcome.found.nodes,
-                     values={"x": node.inputs[0], "flow": outcome.found.flow, "sampler": node,
-                             "units": outcome.found.units})
+        found = recognise(ctx, node, align_corners)
+        if isinstance(found, Refusal):
+            return found if "align_corners" in found.reason or "scaled by" in found.reason else None
+        nodes = ctx.exclusive(found.region.nodes + [node], list(node.outputs))
+        return Match(anchor=node, nodes=nodes, values={"x": node.inputs[0], "flow": found.region.variable,
+                                                       "sampler": node, "units": found.verdict})
 
     @staticmethod
     def _is_identity(base: np.ndarray, align_corners: int) -> bool:

@@ -1,0 +1,60 @@
+"""A structural key for a region: equal keys mean the same computation (ops, attributes, wiring,
+constant values, what the leaves are), whatever the value names. A model with 200 copies of a
+chain is proved and probed once."""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+
+_FULL_HASH_BYTES = 1 << 22  # past this, a strided sample and two sums stand for the content
+
+
+def fingerprint(array: np.ndarray) -> tuple:
+    a = np.require(array, requirements="C")  # keeps a scalar 0-d: its shape is part of the key
+    if a.nbytes <= _FULL_HASH_BYTES:
+        digest = hashlib.sha1(a.tobytes()).hexdigest()
+    else:
+        flat = a.reshape(-1)
+        sample = flat[:: max(1, flat.size // 65536)]
+        as64 = flat.astype(np.float64, copy=False)
+        digest = (hashlib.sha1(sample.tobytes()).hexdigest(), float(as64.sum()),
+                  float(np.dot(as64, np.sin(np.arange(flat.size)))))
+    return (str(a.dtype), a.shape, digest)
+
+
+def region_key(ctx, nodes, output: str, leaves: dict[str, tuple], fed: dict[int, tuple] | None = None,
+               extra: tuple = ()) -> tuple:
+    """``leaves``: value -> a tag saying what the leaf is (the variable, a size given as data:
+    anything hashable); ``fed``: id(node) -> a tag for nodes whose outputs are fed rather than
+    computed (a ``Shape`` of a run-time tensor, with its dims pattern), or None to skip a node
+    whose output is a constant leaf. Every other value a node reads must be computed in the
+    region or be a constant (``ValueError`` otherwise)."""
+    ids: dict[str, tuple] = dict(leaves)
+    fed = fed or {}
+
+    def ref(value: str):
+        if not value:
+            return None
+        if value not in ids:
+            array = ctx.constant(value)
+            if array is None:
+                raise ValueError(f"region reads {value!r}, neither computed in it nor constant")
+            ids[value] = ("const", fingerprint(array))
+        return ids[value]
+
+    items: list = [extra]
+    for node in nodes:
+        if id(node) in fed:
+            if fed[id(node)] is not None:
+                items.append(fed[id(node)])
+        else:
+            attrs = tuple(sorted((k, fingerprint(v) if isinstance(v, np.ndarray) else repr(v))
+                                 for k, v in node.attrs.items()))
+            items.append((node.domain or "", node.op_type, attrs, tuple(ref(i) for i in node.inputs)))
+        for out in node.outputs:
+            if out:
+                ids[out] = ("value", len(ids))
+    items.append(("output", ref(output)))
+    return tuple(items)
