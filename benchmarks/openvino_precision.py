@@ -7,7 +7,7 @@ extension) compiled for the CPU at OpenVINO's default precision (bf16 where the 
 at INFERENCE_PRECISION_HINT=f32, each output's max |difference| from the original run in
 onnxruntime (or torch, where onnxruntime cannot run it) on the sample's own inputs, and whether
 `surgeon lint --target openvino` flags a precision hazard (ov-grid-precision). A model OpenVINO
-cannot read shows the reason instead.
+cannot read shows the reason instead, and an output of another shape than the original's says so.
 """
 
 from __future__ import annotations
@@ -60,9 +60,14 @@ def main() -> None:
                         request = core.compile_model(read, "CPU", config).create_infer_request()
                         request.start_async({k: v for k, v in feeds.items() if k in names})
                         request.wait()
-                        errors.append(max(float(np.abs(np.asarray(t.data, np.float64) - w).max())
-                                          for t, w in zip(request.output_tensors, want)))
+                        got = [np.asarray(t.data, np.float64) for t in request.output_tensors]
+                        wrong = [f"{list(g.shape)} not {list(w.shape)}" for g, w in zip(got, want) if g.shape != w.shape]
+                        if wrong:  # OpenVINO computed another shape: no difference to speak of
+                            raise ValueError(f"shape {wrong[0]}")
+                        errors.append(max(float(np.abs(g - w).max()) for g, w in zip(got, want)))
                     cells.append(f"{errors[0]:14.3g} {errors[1]:9.2g} {'yes' if flagged else 'no':>4}")
+                except ValueError as exc:
+                    cells.append(f"{str(exc):>29}")
                 except Exception as exc:
                     cells.append(f"{'cannot read: ' + ov_message(exc)[:28]:>29}")
             print(f"{name:42} {cells[0]}   {cells[1]}")

@@ -1,7 +1,8 @@
 """OpenVINO and what its ONNX frontend converts: standard and contrib nodes it cannot convert (a
 5-D GridSample, com.microsoft ops it has no rule for...), custom-domain nodes no extension given
 converts (ATen fallbacks, a plugin's ops), and nodes defined by model-local functions, which the
-frontend does not use. Asked of the installed OpenVINO, node by node (ov_probe.py)."""
+frontend does not use. Asked of the installed OpenVINO, node by node (ov_probe.py); then the whole
+model, for values whose shape it infers other than ONNX does."""
 
 from __future__ import annotations
 
@@ -46,6 +47,36 @@ def check(view, ctx):
                          site.graph)
     if unknown:
         ctx.note(f"{unknown} node(s) not checked against OpenVINO: their input types are unknown")
+    if probe is not None:
+        yield from _shapes(view, ctx, probe.core, version)
+
+
+def _shapes(view, ctx, core, version):
+    """Values whose shape OpenVINO, reading the whole model, infers other than ONNX does (a dim
+    both know): OpenVINO then computes something else, silently (2026.4: a standard AffineGrid
+    with a unit-size dim and align_corners=1 makes two rows)."""
+    try:
+        model = core.read_model(view.proto.SerializeToString(), b"")
+    except Exception:
+        return  # the nodes it cannot convert have their lines above
+    seen = set()
+    for op in model.get_ordered_ops():
+        for port in op.outputs():
+            shape = port.get_partial_shape()
+            for name in port.get_names():
+                site, dims = view.producer.get(name), view.dims(name)
+                if site is None or dims is None or name in seen or shape.rank.is_dynamic or len(dims) != shape.rank.get_length():
+                    continue
+                ov_dims = [d.get_length() if d.is_static else None for d in shape]
+                if any(isinstance(a, int) and isinstance(b, int) and a != b for a, b in zip(dims, ov_dims)):
+                    seen.add(name)
+                    if any(v in seen for v in site.node.input):
+                        continue  # follows from a value already named: its line is the cause
+                    yield Hazard("ov-shape", site.name, site.node.op_type, site.domain,
+                                 f"OpenVINO {version} computes {name!r} with shape "
+                                 f"{[d if d is not None else '?' for d in ov_dims]}, ONNX says "
+                                 f"{[d if isinstance(d, int) else '?' for d in dims]}: its values differ too, silently",
+                                 _fuse_fix(ctx), site.graph)
 
 
 def _custom_fix(ctx, site) -> str:

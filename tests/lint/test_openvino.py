@@ -127,6 +127,7 @@ def test_precision_hazards_match_what_bf16_does_to_the_outputs(tmp_path, name, f
         compiled = core.compile_model(core.read_model(path), "CPU", {"INFERENCE_PRECISION_HINT": hint})
         outs.append(compiled(feeds)[0].astype(np.float64))
     want = surgeon.run(os.path.join(SAMPLES, name), feeds=feeds)[model.graph.output[0].name]
+    assert all(o.shape == want.shape for o in outs)
     low, exact = (float(np.abs(o - want).max()) for o in outs)
     assert (low > 10 * exact + 1e-5) == flagged, (low, exact)
 
@@ -166,3 +167,15 @@ def test_fuse_target_openvino_writes_the_fused_form_and_lints_it_with_the_extens
                                                    r"\[ov-grid-precision\]"):
         surgeon.fuse(os.path.join(SAMPLES, "stn_ts_opset20_2d.onnx"), tmp_path / "stn.onnx", target="openvino")
     assert not (tmp_path / "stn.onnx").exists()
+
+
+def test_a_shape_openvino_infers_otherwise_is_named_once():
+    """OpenVINO 2026.4 gives a standard AffineGrid with a unit-size dim and align_corners=1 two
+    rows; the sampler after it inherits the wrong shape, and only the cause is named."""
+    path = os.path.join(SAMPLES, "size_one_rows_ts_opset20.onnx")
+    (hazard,) = [h for h in lint(path, "openvino").hazards if h.rule == "ov-shape"]
+    assert hazard.node == "/AffineGrid" and "ONNX says ['?', 1, 12, 2]" in hazard.what
+    core = ov.Core()
+    shape = core.read_model(path).outputs[0].partial_shape
+    assert shape[2].get_length() == 2  # what the line says OpenVINO does (else the rule is out of date)
+    assert [h.rule for h in lint(m.grid_sample("linear", 20), "openvino").hazards] == []
