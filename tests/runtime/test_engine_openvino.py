@@ -109,3 +109,21 @@ def test_function_bodies_are_not_used_the_extension_is(tmp_path):
     x = {"x": np.random.default_rng(0).random((1, 1, 28, 28), dtype=np.float32)}
     np.testing.assert_allclose(runner.run(x)["y"], get_runner(str(fn), INSTALLED, engine="ort").run(x)["y"],
                                atol=1e-5)
+
+
+def test_external_data_from_the_file_and_in_memory(tmp_path):
+    """A model keeping its weights in a .data file runs from its path (OpenVINO finds the file)
+    and as a LoadedModel without one (its tensors read in first)."""
+    from surgeon.modelio import LoadedModel, load_model
+
+    out = tmp_path / "stn.onnx"
+    surgeon.fuse("samples/models/stn_ts_opset20_2d.onnx", out, external_data=True)
+    loaded = load_model(out)
+    assert loaded.external and (tmp_path / "stn.onnx.data").exists()
+    x = {"x": np.random.default_rng(0).random((1, 1, 28, 28), dtype=np.float32)}
+    want = get_runner(str(out), INSTALLED, engine="ort").run(x)["y"]
+    from_path = get_runner(str(out), INSTALLED, engine="openvino").run(x)["y"]
+    in_memory = get_runner(LoadedModel(loaded.proto, None, dict(loaded.external)), INSTALLED,
+                           engine="openvino").run(x)["y"]
+    np.testing.assert_allclose(from_path, want, atol=1e-5)
+    np.testing.assert_array_equal(in_memory, from_path)
