@@ -7,7 +7,6 @@ rewrite's boundary) are added as outputs by tensor name before compiling.
 
 from __future__ import annotations
 
-import os
 import re
 import threading
 from typing import Sequence
@@ -89,8 +88,7 @@ class OpenVinoRunner(Runner):
         return self._core
 
     def _read(self, core):
-        if self.loaded.path and not _edited(self.loaded):
-            return core.read_model(self.loaded.path)  # external data found beside the file
+        # From the runner's own proto, not the file: a model given in memory may differ from it.
         return core.read_model(_inline(self.loaded).SerializeToString(), b"")
 
     def _label(self) -> str:
@@ -113,13 +111,9 @@ def new_core(extensions: Sequence[str] = ()):
     return core
 
 
-def _edited(loaded: LoadedModel) -> bool:
-    """The proto is not what the file holds (a model built in memory that kept a path)."""
-    return not os.path.isfile(loaded.path)
-
-
 def _inline(loaded: LoadedModel):
-    """The model with its external tensors read in (OpenVINO reads a model given as bytes whole)."""
+    """The model with its external tensors read in (OpenVINO reads a model given as bytes whole;
+    past protobuf's 2 GB that is one line saying so)."""
     if not loaded.external:
         return loaded.proto
     from onnx import ModelProto, numpy_helper
@@ -129,6 +123,9 @@ def _inline(loaded: LoadedModel):
     for tensor in iter_tensors(copy.graph):
         if tensor.name in loaded.external:
             tensor.CopyFrom(numpy_helper.from_array(tensor_to_array(tensor, loaded), tensor.name))
+    if copy.ByteSize() >= 2 ** 31:
+        raise SurgeonError("engine 'openvino' reads the model from memory, and with its external data it is over "
+                           "protobuf's 2 GB; run it in OpenVINO yourself (core.read_model(path))")
     return copy
 
 
