@@ -2,7 +2,7 @@
 2-D and 3-D. It runs the kernels' own code (their static archive), so it must give
 surgeon_ops.kernels' bits exactly (which the kernel tests compare with torch)."""
 
-import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import openvino as ov
@@ -13,7 +13,7 @@ import surgeon_ops.openvino
 
 from ..kernels.cases import COMBOS, cases
 from ..ort import models
-from ..ort.test_contract import fused_model
+from ..ort.test_contract import affine_grid_cases, fused_model
 from .conftest import compiled, infer, run
 
 
@@ -45,18 +45,10 @@ def test_float16(core, nsp):
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 @pytest.mark.parametrize("size_input", [False, True], ids=["output_size", "size_input"])
 def test_affine_grid_gives_the_kernels_bits(core, nsp, dtype, size_input):
-    theta = cases(nsp)[0][1].astype(dtype)
-    out = (3, 5, 4)[3 - nsp:]
-    for ac in (0, 1):
-        elem = models.F16 if dtype == np.float16 else models.F32
-        model = models.affine(elem, size_input, out_rank=nsp + 2, align_corners=ac,
-                              output_size=None if size_input else list(out))
-        feeds = dict(theta=theta)
-        if size_input:
-            feeds["size"] = np.array((theta.shape[0], 7) + out, np.int64)
+    for model, feeds, want in affine_grid_cases(nsp, dtype, size_input):
         grid = run(model, core, **feeds)
         assert grid.dtype == dtype
-        np.testing.assert_array_equal(grid, K.affine_grid(theta, out, ac))
+        np.testing.assert_array_equal(grid, want)
 
 
 def test_a_skipped_size_input_is_absent(core):
@@ -105,16 +97,8 @@ def test_several_cores_and_threads_in_one_process():
     plain.add_extension(surgeon_ops.openvino.library_path())
     cores.append(plain)
     models_ = [compiled(model, c, threads=2) for c in cores]
-    results = [None] * 8
-
-    def work(i):
-        results[i] = models_[i % len(models_)](dict(x=x, theta=theta))[0]
-
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(results))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    with ThreadPoolExecutor(8) as pool:  # each thread its own infer request, two per compiled model at once
+        results = list(pool.map(lambda i: infer(models_[i % len(models_)], dict(x=x, theta=theta)), range(8)))
     for y in results:
         np.testing.assert_array_equal(y, want)
 
