@@ -59,7 +59,7 @@ from .runtime.draws import describe, far_drawers, input_drawers
 from .runtime.inputs import DEFAULT_MAX_BYTES, DEFAULT_SEED, check_feeds, describe_floats, random_inputs
 from .runtime.explain import explain_outputs, explain_rewrites
 from .runtime.originals import original_parts
-from .runtime.program import Runner, get_runner
+from .runtime.program import Runner, get_runner, make_runner
 from .runtime.regions import Region, check_model, find_regions, top_level_values
 from .runtime.pictures import keep_rewrite_pictures, pictures_of
 from .runtime.report import RewriteCheck, ValidationReport, describe_models
@@ -170,7 +170,7 @@ def _round(report: ValidationReport, orig: Runner, rew: Runner, plugins, feeds, 
 
     t = time.perf_counter()
     runner_for = lambda model: get_runner(model, plugins, device, engine, optimize=False)  # noqa: E731
-    probe_runner = lambda loaded: Runner(loaded, plugins, device, engine, optimize=False)  # noqa: E731 (not cached)
+    probe_runner = lambda loaded: make_runner(loaded, plugins, device, engine, optimize=False)  # noqa: E731 (not cached)
     explain = atol is None and rtol is None  # a tolerance the user gave is taken as given
     with progress.working(f"checking {len(regions)} rewrite(s)"):
         report.rewrites = _check_rewrites(regions, parts, orig, rew, reference, atol, rtol, max_mismatch, runner_for)

@@ -134,10 +134,23 @@ def _own_copy(model, payload: bytes | None) -> LoadedModel:
     return load_model_proto(proto)
 
 
+def make_runner(loaded: LoadedModel, plugins, device: str = "cpu", engine: str = "auto",
+                optimize: bool = True) -> Runner:
+    """A new runner (not cached): onnxruntime stages, or for ``engine="openvino"`` the whole model in
+    OpenVINO (openvino.py)."""
+    if engine == "openvino":
+        from .openvino import OpenVinoRunner
+
+        return OpenVinoRunner(loaded, plugins, device, engine, optimize)
+    return Runner(loaded, plugins, device, engine, optimize)
+
+
 def get_runner(model, plugins, device: str = "cpu", engine: str = "auto", optimize: bool = True) -> Runner:
     """The cached runner for ``model`` (a path, ModelProto or LoadedModel) with the custom ops of
     ``plugins`` (a PluginSet), built on first use; ``optimize=False``: onnxruntime runs the
     graph as written, no graph optimisation (the reference ``validate`` holds rewrites to)."""
+    if engine == "openvino" and device != "cpu":
+        raise SurgeonError("engine 'openvino' runs on the CPU: use --device cpu")
     providers_for(device)  # a missing device is reported before any work
     base, _, payload = _fingerprint(model)
     key = base + (device, engine, optimize, plugins.fingerprint())
@@ -146,7 +159,7 @@ def get_runner(model, plugins, device: str = "cpu", engine: str = "auto", optimi
         if runner is not None:
             _cache.move_to_end(key)
             return runner
-    runner = Runner(_own_copy(model, payload), plugins, device, engine, optimize)
+    runner = make_runner(_own_copy(model, payload), plugins, device, engine, optimize)
     with _cache_lock:
         _cache[key] = runner
         while len(_cache) > CACHE_SIZE:

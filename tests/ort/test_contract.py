@@ -50,6 +50,13 @@ def test_float16(nsp):
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 @pytest.mark.parametrize("size_input", [False, True], ids=["output_size", "size_input"])
 def test_affine_grid_gives_the_kernels_bits(nsp, dtype, size_input):
+    for model, feeds, want in affine_grid_cases(nsp, dtype, size_input):
+        (grid,) = new_session(model).run(None, feeds)
+        np.testing.assert_array_equal(grid, want)
+
+
+def affine_grid_cases(nsp, dtype, size_input):
+    """(model, feeds, the kernels' grid) for both align_corners (the OpenVINO tests use them too)."""
     theta = cases(nsp)[0][1].astype(dtype)
     out = (3, 5, 4)[3 - nsp:]
     for ac in (0, 1):
@@ -59,8 +66,7 @@ def test_affine_grid_gives_the_kernels_bits(nsp, dtype, size_input):
         feeds = dict(theta=theta)
         if size_input:
             feeds["size"] = np.array((theta.shape[0], 7) + out, np.int64)
-        (grid,) = new_session(model).run(None, feeds)
-        np.testing.assert_array_equal(grid, K.affine_grid(theta, out, ac))
+        yield model, feeds, K.affine_grid(theta, out, ac)
 
 
 def test_empty_outputs():
