@@ -1,4 +1,4 @@
-"""A fused model deployed in plain onnxruntime, one thread, against what it replaces.
+"""A fused model deployed in plain onnxruntime and in OpenVINO, one thread, against what it replaces.
 
     python benchmarks/deploy.py [--reps 15] [--shapes 1x3x512x512 8x3x256x256]
 
@@ -13,6 +13,14 @@ Per shape, the same warp (bilinear, zeros, align_corners=0) five ways:
 Each time is the median of --reps runs, taken in blocks that rotate over three rounds so a noisy
 machine hurts all alike.  Ratios come from the same run: decomposition / fused and native /
 fused (targets: >= 10 and >= 3) and fused / kernel (the op's own overhead; target <= 1.2).
+
+Then OpenVINO (CPU plugin, INFERENCE_NUM_THREADS=1, INFERENCE_PRECISION_HINT=f32), four ways:
+  original       the decomposition above
+  unfused        the fused model after surgeon.unfuse (standard ONNX at the original's opset)
+  fused          the fused model, with surgeon_ops.openvino's extension
+  native pair    the opset-20 AffineGrid + GridSample model: OpenVINO's own GridSample
+with each output's max |difference| from the original's output in onnxruntime (must be within
+1e-4), and the same at OpenVINO's default precision (bf16 on CPUs that have it) for reference.
 """
 
 from __future__ import annotations
@@ -98,22 +106,29 @@ def one_thread_options():
     return opts
 
 
-def row(shape, reps):
+def case(shape):
+    """The inputs, the dynamo decomposition exported at this size, and that model fused."""
+    import surgeon
+
+    n = shape[0]
+    x = np.random.default_rng(0).random(shape, dtype=np.float32)
+    theta = np.ascontiguousarray(np.broadcast_to(THETA, (n, 2, 3)))
+    decomposition = dynamo_export(x, theta)
+    fused = surgeon.fuse(decomposition).model
+    assert any(node.domain == "custom.ops" for node in fused.graph.node), "surgeon.fuse rewrote nothing"
+    return {"x": x, "theta": theta}, decomposition, fused
+
+
+def row(shape, reps, feeds, decomposition, fused):
     import onnxruntime as ort
     import torch
     import torch.nn.functional as F
 
-    import surgeon
     import surgeon_ops.kernels as K
     import surgeon_ops.ort
 
     n, c, h, w = shape
-    x = np.random.default_rng(0).random(shape, dtype=np.float32)
-    theta = np.ascontiguousarray(np.broadcast_to(THETA, (n, 2, 3)))
-    feeds = {"x": x, "theta": theta}
-    decomposition = dynamo_export(x, theta)
-    fused = surgeon.fuse(decomposition).model
-    assert any(node.domain == "custom.ops" for node in fused.graph.node), "surgeon.fuse rewrote nothing"
+    x, theta = feeds["x"], feeds["theta"]
     cpu = ["CPUExecutionProvider"]
     sessions = {
         "decomposition": ort.InferenceSession(decomposition.SerializeToString(), one_thread_options(), providers=cpu),
@@ -141,6 +156,36 @@ def row(shape, reps):
     return median_ms(fns, reps)
 
 
+def openvino_row(shape, reps, feeds, decomposition, fused):
+    """OpenVINO times (median ms) and each output's max |difference| from the original's output in
+    onnxruntime, at float32 and at the CPU's default precision."""
+    import onnxruntime as ort
+
+    import surgeon
+    import surgeon_ops.openvino
+
+    models = {"original": decomposition, "unfused": surgeon.unfuse(fused).model, "fused": fused,
+              "native pair": native_pair(shape)}
+    want = ort.InferenceSession(decomposition.SerializeToString(), one_thread_options(),
+                                providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    core = surgeon_ops.openvino.core()
+    requests, diff, diff_default = {}, {}, {}
+    for name, model in models.items():
+        read = core.read_model(model.SerializeToString(), b"")
+        for hint, into in (("f32", diff), (None, diff_default)):
+            config = {"INFERENCE_NUM_THREADS": 1, **({"INFERENCE_PRECISION_HINT": hint} if hint else {})}
+            request = core.compile_model(read, "CPU", config).create_infer_request()
+            request.start_async(feeds)  # (a synchronous infer() on one thread may lose a run-time error)
+            request.wait()
+            into[name] = float(np.abs(request.get_output_tensor(0).data - want).max())
+            if hint:
+                requests[name] = request  # the float32 ones are timed
+    for name in models:
+        assert diff[name] <= 1e-4, f"OpenVINO {name}: max |y - original| {diff[name]:.3g} > 1e-4"
+    fns = {name: (lambda r=r: r.infer(feeds, share_inputs=True, share_outputs=True)) for name, r in requests.items()}
+    return median_ms(fns, reps), diff, diff_default
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=15)
@@ -154,11 +199,32 @@ def main() -> None:
     print(f"onnxruntime {onnxruntime.__version__}, one thread, float32, bilinear, zeros, align_corners=0; median ms")
     print(f"{'shape':>14} {'decomp':>8} {'fused':>7} {'native':>7} {'torch':>7} {'kernel':>7} "
           f"{'decomp/fused':>12} {'native/fused':>12} {'fused/kernel':>12}")
+    cases = {shape: case(shape) for shape in shapes}
     for shape in shapes:
-        t = row(shape, args.reps)
+        t = row(shape, args.reps, *cases[shape])
         print(f"{'x'.join(map(str, shape)):>14} {t['decomposition']:8.2f} {t['fused']:7.3f} {t['native pair']:7.3f} "
               f"{t['torch']:7.3f} {t['kernel']:7.3f} {t['decomposition'] / t['fused']:12.1f} "
               f"{t['native pair'] / t['fused']:12.1f} {t['fused'] / t['kernel']:12.2f}")
+    try:
+        import openvino
+
+        import surgeon_ops.openvino
+
+        surgeon_ops.openvino.library_path()
+    except Exception as exc:  # not installed, or the extension not built for it: say so, no rows
+        print(f"OpenVINO: skipped ({str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__})")
+        return
+    print(f"OpenVINO {openvino.__version__.split('-')[0]} CPU, one thread, f32 precision; median ms; max |y - original| "
+          f"at f32 and (in brackets) at the default precision {openvino.Core().get_property('CPU', 'INFERENCE_PRECISION_HINT').get_type_name()}")
+    print(f"{'shape':>14} {'original':>8} {'unfused':>8} {'fused':>7} {'native':>7} {'orig/fused':>10} "
+          f"{'unf/fused':>9} {'nat/fused':>9}  {'diff original':>19} {'diff unfused':>19} {'diff fused':>19} "
+          f"{'diff native':>19}")
+    for shape in shapes:
+        t, d, dd = openvino_row(shape, args.reps, *cases[shape])
+        diffs = " ".join(f"{d[k]:8.1e} [{dd[k]:8.1e}]" for k in ("original", "unfused", "fused", "native pair"))
+        print(f"{'x'.join(map(str, shape)):>14} {t['original']:8.2f} {t['unfused']:8.2f} {t['fused']:7.3f} "
+              f"{t['native pair']:7.3f} {t['original'] / t['fused']:10.1f} {t['unfused'] / t['fused']:9.1f} "
+              f"{t['native pair'] / t['fused']:9.1f}  {diffs}")
 
 
 if __name__ == "__main__":

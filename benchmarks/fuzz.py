@@ -413,6 +413,8 @@ def run_case(seed: int, index: int, samples: list[str], manifest: dict) -> dict:
             failures = report.failures()
             outcome[engine] = None if report.passed else (failures[0] if failures else "nothing compared")
         except SurgeonError as exc:
+            if "the original does not run" in str(exc):  # it runs only once an optimiser rewrote it
+                return {**verdict, "kind": "invalid", "detail": str(exc)}
             outcome[engine] = str(exc)
         except Exception as exc:
             return {**verdict, "kind": "crash", "detail": "".join(traceback.format_exception(exc))[-2000:]}

@@ -97,6 +97,13 @@ def ort_library(device: str = "cpu") -> str:
     return found
 
 
+def openvino_extension() -> str:
+    """The OpenVINO extension (surgeon_ops.openvino), as installed for this OpenVINO release."""
+    from . import openvino
+
+    return openvino.library_path()
+
+
 DOMAIN = "custom.ops"
 
 
@@ -109,14 +116,17 @@ def _plugin(contract_op: str) -> tuple[str, str, str]:
 
 CUSTOM_OPS = [
     CustomOp(DOMAIN, "FusedGridSample", kernel=fused_grid_sample, ort_library=ort_library,
+             openvino_extension=openvino_extension,
              to_standard=standard.fused_grid_sample, function=functions.fused_grid_sample,
-             draw_inputs={1: draw_theta}, tensorrt_plugin=_plugin("FusedGridSample")),
-    CustomOp(DOMAIN, "AffineGrid", kernel=affine_grid, ort_library=ort_library, to_standard=standard.affine_grid,
-             function=functions.affine_grid, draw_inputs={0: draw_theta}, tensorrt_plugin=_plugin("AffineGrid")),
+             draw_inputs={1: draw_theta}, position_inputs=(1,), tensorrt_plugin=_plugin("FusedGridSample")),
+    CustomOp(DOMAIN, "AffineGrid", kernel=affine_grid, ort_library=ort_library, openvino_extension=openvino_extension,
+             to_standard=standard.affine_grid,
+             function=functions.affine_grid, draw_inputs={0: draw_theta}, position_inputs=(0,),
+             tensorrt_plugin=_plugin("AffineGrid")),
     CustomOp("org.pytorch.aten", "ATen", kernel=aten),
     # The TensorRT profile's name for AffineGrid (surgeon_ops.tensorrt.profile): the same op, no
     # onnxruntime library (it registers the contract's names only); a body for onnxruntime instead.
     CustomOp(DOMAIN, "AffineGridPlugin", kernel=affine_grid, to_standard=standard.affine_grid,
              function=lambda opset, shapes: functions.affine_grid(opset, shapes, name="AffineGridPlugin"),
-             draw_inputs={0: draw_theta}, tensorrt_plugin=_plugin("AffineGrid")),
+             draw_inputs={0: draw_theta}, position_inputs=(0,), tensorrt_plugin=_plugin("AffineGrid")),
 ]

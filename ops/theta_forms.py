@@ -1,5 +1,5 @@
 """The shapes theta comes in, in one table: the contract's matrices (``[N, 2, 3]`` for 2-D,
-``[N, 3, 4]`` for 3-D: OPS.md), their homogeneous squares (``[N, 3, 3]``, ``[N, 4, 4]``: the
+``[N, 3, 4]`` for 3-D: ops/OPS.md), their homogeneous squares (``[N, 3, 3]``, ``[N, 4, 4]``: the
 affine map's last row added, as matrix products of transforms hold it) and each of them
 flattened per item (``[N, 6]``, ``[N, 12]``, ``[N, 9]``, ``[N, 16]``: as fully connected layers
 emit it).

@@ -4,7 +4,8 @@ the grid is needed by itself).
 
 Options read: ``target`` — ``fused-grid-sample`` (default), ``affine-grid`` (write
 ``custom.ops::AffineGrid`` and keep a standard sampler) or ``tensorrt`` (the TensorRT profile of
-surgeon_ops.tensorrt: plugin lookup attributes, static output sizes only).
+surgeon_ops.tensorrt: plugin lookup attributes, static output sizes only); ``openvino`` names
+an engine that runs the default form (with surgeon_ops.openvino).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from surgeon_ops.node_kernels import CUSTOM_OPS
 from surgeon_ops.tensorrt import profile as tensorrt_profile
 
 from .grid_ops import CUSTOM_DOMAIN, read_known_grid
-from .plan import AFFINE, FUSED, TARGETS, make_plan
+from .plan import AFFINE, ENGINE_FORMS, FUSED, TARGETS, make_plan
 from .recognise import Recogniser
 from .samplers import ANCHOR_OPS, Sampler, read_sampler
 from .write import Plan, Writer
@@ -35,8 +36,9 @@ class AffineGridSample(Pattern):
 
     def match(self, ctx: MatchContext, node: Node):
         target = ctx.options.get("target") or FUSED
+        target = ENGINE_FORMS.get(target, target)
         if target not in TARGETS:
-            return refuse(f"unknown target {target!r} (known: {', '.join(TARGETS)})")
+            return refuse(f"unknown target {target!r} (known: {', '.join(TARGETS + tuple(ENGINE_FORMS))})")
         sampler = read_sampler(ctx, node)
         if sampler is None:
             return None

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .analytic import affine_grid
+from .verify import scaled
 
 
 def fit_items(grid: np.ndarray, align_corners: int, tol: tuple[float, float]) -> np.ndarray | None:
@@ -27,7 +28,7 @@ def fit_items(grid: np.ndarray, align_corners: int, tol: tuple[float, float]) ->
     basis = np.concatenate([coords, np.ones((coords.shape[0], 1))], axis=1)
     target = grid.astype(np.float64).reshape(grid.shape[0], -1, k)
     theta = np.stack([np.linalg.lstsq(basis, g, rcond=None)[0].T for g in target])
-    atol, rtol = tol
+    atol, rtol = scaled(tol, target)
     fitted = np.einsum("pj,nij->npi", basis, theta)
     return theta if np.all(np.abs(fitted - target) <= atol + rtol * np.abs(target)) else None
 
@@ -51,10 +52,11 @@ def fit_map(thetas: np.ndarray, targets: np.ndarray, tol: tuple[float, float]) -
         return None
     design = np.concatenate([thetas, np.ones((thetas.shape[0], 1))], axis=1)
     solution = np.linalg.lstsq(design, targets, rcond=None)[0]
-    atol, rtol = tol
+    atol, rtol = scaled(tol, targets)
     if not np.all(np.abs(design @ solution - targets) <= 10 * (atol + rtol * np.abs(targets))):
         return None
     weight, bias = solution[:-1], solution[-1]
-    weight[np.abs(weight) < 1e-6] = 0.0  # fitting noise from float32 grids, not coefficients
-    bias[np.abs(bias) < 1e-6] = 0.0
+    noise = 1e-6 * max(float(np.abs(solution).max(initial=0.0)), 1e-30)  # of float32 grids, relative to the map
+    weight[np.abs(weight) < noise] = 0.0
+    bias[np.abs(bias) < noise] = 0.0
     return ThetaMap(weight, bias)

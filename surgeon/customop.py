@@ -9,6 +9,10 @@ Every field but the op's name is optional; the engine uses what is there:
   ``device`` ("cpu" or "cuda"), built on first call if need be; it raises, with a one-line
   reason, when it cannot be had on this machine. ``run`` and ``validate`` then run the op inside
   onnxruntime (the whole model in one session when every custom op has a library).
+- ``openvino_extension() -> path``: an OpenVINO extension library (``Core.add_extension``)
+  whose ONNX-frontend conversion and operation implement the op; it raises, with a one-line
+  reason, when it cannot be had here. ``run`` / ``validate --engine openvino`` add it to the
+  Core that reads the model, and ``lint --target openvino`` checks nodes with it.
 - ``to_standard(ctx, node, opset) -> None | str``: writes standard ONNX computing the node's
   outputs, under their names (with the ``RewriteContext`` a pattern's ``rewrite`` gets), for
   default-domain opset ``opset``; or returns a reason (str) why that opset cannot express this
@@ -24,6 +28,10 @@ Every field but the op's name is optional; the engine uses what is there:
   registers. TensorRT's parser looks a node's plugin up by its op type and its
   ``plugin_version`` / ``plugin_namespace`` attributes (defaults "1" and ""): ``surgeon lint
   --target tensorrt`` flags a node whose lookup would miss it.
+- ``position_inputs``: indices of inputs whose values say where the op reads its data
+  (coordinates, transforms), as opposed to the data it reads: rounding them moves the samples.
+  ``surgeon lint --target openvino`` flags such inputs computed through ops an engine runs in
+  reduced precision.
 - ``draw_inputs``: ``{input index: draw(shape, dtype, rng) -> array}`` for inputs whose values
   random data would not exercise (a transform matrix: uniform noise never flips or rotates it).
   ``validate`` draws a model input with it when that input reaches the op's input unchanged
@@ -45,9 +53,11 @@ class CustomOp:
     op_type: str
     kernel: Kernel | None = None
     ort_library: Callable[[str], str] | None = None
+    openvino_extension: Callable[[], str] | None = None
     to_standard: Callable[..., "str | None"] | None = None
     function: Callable[..., Any] | None = None
     draw_inputs: Mapping[int, Draw] | None = None
+    position_inputs: tuple[int, ...] = ()
     tensorrt_plugin: tuple[str, str, str] | None = None
 
     @property

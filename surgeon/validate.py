@@ -59,7 +59,8 @@ from .runtime.draws import describe, far_drawers, input_drawers
 from .runtime.inputs import DEFAULT_MAX_BYTES, DEFAULT_SEED, check_feeds, describe_floats, random_inputs
 from .runtime.explain import explain_outputs, explain_rewrites
 from .runtime.originals import original_parts
-from .runtime.program import Runner, get_runner
+from .runtime.program import Runner
+from .runtime.runners import get_runner, make_runner
 from .runtime.regions import Region, check_model, find_regions, top_level_values
 from .runtime.pictures import keep_rewrite_pictures, pictures_of
 from .runtime.report import RewriteCheck, ValidationReport, describe_models
@@ -120,7 +121,7 @@ def _far_round(report: ValidationReport, orig: Runner, rew: Runner, plugins, sha
         _round(far, orig, rew, plugins, None, shapes, seed + 1, max_bytes, atol, rtol, max_mismatch, device, engine,
                {}, far=True)
     except SurgeonError as exc:
-        report.notes.append(f"far draws skipped: the original does not run on them ({str(exc).splitlines()[0]})")
+        report.notes.append(f"far draws skipped: {str(exc).splitlines()[0]}")
         return
     report.far = far
 
@@ -162,12 +163,15 @@ def _round(report: ValidationReport, orig: Runner, rew: Runner, plugins, feeds, 
     keep = list(dict.fromkeys(orig.output_names + [n for r in regions for n in r.leaves + r.produces]))
     t = time.perf_counter()
     with progress.working("running the original model"):
-        reference = orig.run(feeds, keep)
+        try:
+            reference = orig.run(feeds, keep)
+        except SurgeonError as exc:
+            raise SurgeonError(f"the original does not run as written (no graph optimisation): {exc}") from None
     timings["original"] = time.perf_counter() - t
 
     t = time.perf_counter()
     runner_for = lambda model: get_runner(model, plugins, device, engine, optimize=False)  # noqa: E731
-    probe_runner = lambda loaded: Runner(loaded, plugins, device, engine, optimize=False)  # noqa: E731 (not cached)
+    probe_runner = lambda loaded: make_runner(loaded, plugins, device, engine, optimize=False)  # noqa: E731 (not cached)
     explain = atol is None and rtol is None  # a tolerance the user gave is taken as given
     with progress.working(f"checking {len(regions)} rewrite(s)"):
         report.rewrites = _check_rewrites(regions, parts, orig, rew, reference, atol, rtol, max_mismatch, runner_for)

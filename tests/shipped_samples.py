@@ -20,6 +20,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODELS = os.path.join(ROOT, "samples", "models")
 with open(os.path.join(MODELS, "manifest.json")) as _f:
     MANIFEST = json.load(_f)
+FUSED = sorted(f for f, e in MANIFEST.items() if e["expected"] == "fuse")  # the samples surgeon rewrites
 TRANSFORMS = ("theta", "theta2", "M")  # the samples' inputs that hold transform matrices
 
 

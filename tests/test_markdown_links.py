@@ -23,7 +23,7 @@ def markdown_files() -> list[Path]:
     try:
         listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "*.md"],
                                 cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
-        return [ROOT / name for name in listed if (ROOT / name).is_file()]
+        return [ROOT / name for name in dict.fromkeys(listed) if (ROOT / name).is_file()]
     except (OSError, subprocess.CalledProcessError):
         found = []
         for folder, dirs, files in os.walk(ROOT):
@@ -63,8 +63,8 @@ def test_a_link_out_of_the_repository_or_to_no_file_is_broken(tmp_path):
     (tmp_path / "docs").mkdir()
     (tmp_path / "README.md").write_text("")
     page = tmp_path / "docs" / "page.md"
-    page.write_text("[contract](../../shared/OPS.md) [gone](missing.md) [fine](../README.md#top) [dir](.)\n")
-    assert broken_links(page, tmp_path) == ["../../shared/OPS.md (leads out of the repository)",
+    page.write_text("[contract](../../outside/CONTRACT.md) [gone](missing.md) [fine](../README.md#top) [dir](.)\n")
+    assert broken_links(page, tmp_path) == ["../../outside/CONTRACT.md (leads out of the repository)",
                                             "missing.md (no such file)"]
 
 

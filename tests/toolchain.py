@@ -1,5 +1,6 @@
 """Compiling at test time: programs and stand-ins the tests build from the kernels' sources
-(the installed package itself never compiles).  The flags are the kernels' own, as
+(the installed package itself never compiles), and the project's CMake configure step with the
+one error line it gives where something is missing.  The flags are the kernels' own, as
 ops/kernels/CMakeLists.txt sets them (tests/kernels/test_installed.py checks they agree)."""
 
 from __future__ import annotations
@@ -9,7 +10,11 @@ import os
 import platform
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 CSRC = ROOT / "ops" / "kernels" / "csrc"
@@ -58,3 +63,22 @@ def load_script(relative: str):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def configure(tmp_path, env_changes: dict, *defines: str) -> subprocess.CompletedProcess:
+    """CMake's configure step of the project (what pip's build runs first), in a new folder."""
+    cmake = shutil.which("cmake")
+    if cmake is None:
+        pytest.fail("cmake is needed on PATH to test the build's configure step (apt-get install cmake)")
+    env = {**os.environ, **env_changes}
+    return subprocess.run([cmake, "-S", str(ROOT), "-B", str(tmp_path / "build"), "-DSURGEON_CUDA=OFF",
+                           f"-DPython_EXECUTABLE={sys.executable}", *defines], env=env, capture_output=True,
+                          text=True, timeout=300)
+
+
+def one_error_line(done: subprocess.CompletedProcess) -> str:
+    assert done.returncode != 0
+    lines = [line for line in done.stderr.splitlines() if line.startswith("surgeon build error: ")]
+    assert len(lines) == 1, done.stderr
+    assert "error:" not in done.stdout  # no compiler output
+    return lines[0]

@@ -31,7 +31,7 @@ from .options import (html_option, parse_shapes, plugin_options, plugin_set, qui
               help="Check the result against IN on the reference kernels; a failure writes nothing.")
 @feed_options
 @click.option("--force", is_flag=True, help="Write OUT even when validation fails (--validate) or it has "
-              "hazards for the engine --target names (tensorrt).")
+              "hazards for the engine --target names (tensorrt, openvino).")
 @click.option("--atol", type=float, default=None, help="With --validate: absolute tolerance.")
 @click.option("--rtol", type=float, default=None, help="With --validate: relative tolerance.")
 @click.option("--max-mismatch", type=float, default=0.0, metavar="FRACTION",

@@ -15,9 +15,12 @@ from .options import plugin_options, plugin_set, report_option, write_report
 @click.option("--ort-library", "ort_libraries", multiple=True, metavar="PATH",
               help="An onnxruntime op library the deployment registers ('surgeon': surgeon's own); custom "
                    "nodes are checked with it (repeatable).")
+@click.option("--ov-extension", "ov_extensions", multiple=True, metavar="PATH",
+              help="An OpenVINO extension the deployment adds to its Core ('surgeon': surgeon's own); custom "
+                   "nodes are checked with it (repeatable).")
 @plugin_options(selection=False)
 @report_option
-def lint(model_path, target, ort_libraries, plugins, prefer, report_path):
+def lint(model_path, target, ort_libraries, ov_extensions, plugins, prefer, report_path):
     """Say what TARGET will do with MODEL: one line per hazard, naming the node, what the engine
     will do and the fix. Exit 0 when clean, 1 when there are hazards.
 
@@ -25,8 +28,10 @@ def lint(model_path, target, ort_libraries, plugins, prefer, report_path):
     Example:
       surgeon lint model.onnx --target tensorrt
       surgeon lint model.fused.onnx --target onnxruntime --ort-library surgeon --report lint.json
+      surgeon lint model.fused.onnx --target openvino --ov-extension surgeon
     """
-    report = lint_model(model_path, target, plugins=plugin_set(plugins, prefer=prefer), ort_libraries=ort_libraries)
+    report = lint_model(model_path, target, plugins=plugin_set(plugins, prefer=prefer), ort_libraries=ort_libraries,
+                        ov_extensions=ov_extensions)
     if report_path != "-":
         click.echo(report.summary())
     write_report(report_path, report.to_json())

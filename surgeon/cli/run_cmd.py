@@ -14,9 +14,11 @@ def device_option(f):
 
 
 def engine_option(f):
-    return click.option("--engine", type=click.Choice(["auto", "ort", "reference"]), default="auto", show_default=True,
+    return click.option("--engine", type=click.Choice(["auto", "ort", "reference", "openvino"]), default="auto",
+                        show_default=True,
                         help="What runs custom ops: the plugins' onnxruntime op libraries (ort), their reference "
-                             "kernels (reference), or libraries where available (auto).")(f)
+                             "kernels (reference), or libraries where available (auto); openvino: the whole model "
+                             "in OpenVINO (CPU, float32), custom ops on the plugins' extensions.")(f)
 
 
 def random_shape_option(f):

@@ -21,6 +21,7 @@ class LintContext:
     model: str = "MODEL"  # the path as the user gave it, for the fix commands
     plugins: object = None  # a PluginSet, resolved on first use
     ort_libraries: tuple = ()  # op libraries the user registers in onnxruntime (paths)
+    ov_extensions: tuple = ()  # extensions the user adds to OpenVINO's Core (paths)
     notes: list = field(default_factory=list)
     after_fuse: bool = False  # linting what `fuse --target` wrote from ``model``: fuse is no fix
 

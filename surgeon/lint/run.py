@@ -7,23 +7,25 @@ import os
 from .. import graphsurgeon
 from ..errors import SurgeonError, ort_message
 from ..modelio import load_model_proto
-from . import ort_domains, ort_ops, trt_ops, trt_plugins, trt_sampling
+from . import ort_domains, ort_ops, ov_ops, ov_precision, trt_ops, trt_plugins, trt_sampling
 from .context import LintContext
 from .report import LintReport
 from .view import ModelView
 
-RULES = {"tensorrt": (trt_sampling, trt_ops, trt_plugins), "onnxruntime": (ort_ops, ort_domains)}
+RULES = {"tensorrt": (trt_sampling, trt_ops, trt_plugins), "onnxruntime": (ort_ops, ort_domains),
+         "openvino": (ov_ops, ov_precision)}
 ENGINES = tuple(RULES)
 
 
-def lint(model, target: str, *, plugins=None, ort_libraries=(), label: str | None = None,
+def lint(model, target: str, *, plugins=None, ort_libraries=(), ov_extensions=(), label: str | None = None,
          after_fuse: bool = False) -> LintReport:
-    """What ``target`` ("tensorrt" or "onnxruntime") will do with ``model`` (a path, ModelProto,
-    LoadedModel or graphsurgeon Graph), one hazard per node and rule.
+    """What ``target`` ("tensorrt", "onnxruntime" or "openvino") will do with ``model`` (a path,
+    ModelProto, LoadedModel or graphsurgeon Graph), one hazard per node and rule.
 
     ``plugins`` (None: the installed ones) tells what surgeon can provide for custom ops;
     ``ort_libraries`` are onnxruntime op libraries the deployment registers (paths, or
-    "surgeon" for the plugin set's own), with which custom nodes are checked. ``label`` is the
+    "surgeon" for the plugin set's own), with which custom nodes are checked; ``ov_extensions``
+    likewise OpenVINO extensions the deployment adds to its Core. ``label`` is the
     path the fix commands name (default: the model's path); ``after_fuse``: the model is what
     ``fuse --target`` wrote from ``label`` (no fix suggests running fuse again)."""
     if target not in RULES:
@@ -33,6 +35,8 @@ def lint(model, target: str, *, plugins=None, ort_libraries=(), label: str | Non
     view = ModelView(loaded.proto)
     ctx = LintContext(model=label or path or "MODEL", plugins=plugins, after_fuse=after_fuse)
     ctx.ort_libraries = _libraries(view, ctx, ort_libraries)
+    # What fuse --target wrote runs with the extensions of the plugins that wrote it.
+    ctx.ov_extensions = _extensions(view, ctx, ov_extensions or (("surgeon",) if after_fuse else ()))
     report = LintReport(target, model=path)
     for rules in RULES[target]:
         report.hazards.extend(rules.check(view, ctx))
@@ -41,25 +45,46 @@ def lint(model, target: str, *, plugins=None, ort_libraries=(), label: str | Non
 
 
 def _libraries(view, ctx, given) -> tuple:
-    """Paths of the op libraries to check with; "surgeon" is the plugin set's library for each
-    custom op of the model that has one (as installed)."""
+    """Paths of the onnxruntime op libraries to check with ("surgeon": the plugin set's)."""
+    return _plugin_files(view, ctx, given, "--ort-library", "op library", lambda op: op.ort_library and
+                         (lambda: op.ort_library("cpu")), _loads)
+
+
+def _extensions(view, ctx, given) -> tuple:
+    """Paths of the OpenVINO extensions to check with ("surgeon": the plugin set's, as installed
+    for this OpenVINO)."""
+    def loads(path: str) -> None:
+        from ..runtime.openvino import new_core
+
+        new_core([os.path.abspath(path)])  # one line when OpenVINO cannot load it
+
+    return _plugin_files(view, ctx, given, "--ov-extension", "OpenVINO extension",
+                         lambda op: op.openvino_extension, loads)
+
+
+def _plugin_files(view, ctx, given, option: str, what: str, getter, loads) -> tuple:
+    """The files given (each checked to exist and to load), and for "surgeon", the plugin set's
+    file for each custom op of the model that has one (``getter(op)``: a function giving its
+    path, or None)."""
     paths = []
     for item in given:
         if item != "surgeon":
             if not os.path.isfile(item):
-                raise SurgeonError(f"--ort-library {item}: no such file")
-            _loads(item)
+                raise SurgeonError(f"{option} {item}: no such file")
+            loads(item)
             paths.append(os.path.abspath(item))
             continue
         keys = {(s.node.domain, s.node.op_type) for s in view.sites if s.domain}
         for key in sorted(keys):
             op = ctx.custom_op(*key)
-            if op is not None and op.ort_library is not None:
+            find = getter(op) if op is not None else None
+            if find:
                 try:
-                    paths.append(op.ort_library("cpu"))
+                    paths.append(find())
                 except Exception as exc:
-                    raise SurgeonError(f"--ort-library surgeon: cannot have the op library for {key[0]}::{key[1]}: "
-                                       f"{str(exc).strip().splitlines()[0] if str(exc).strip() else exc}") from None
+                    text = str(exc).strip().splitlines()
+                    raise SurgeonError(f"{option} surgeon: cannot have the {what} for {key[0]}::{key[1]}: "
+                                       f"{text[0] if text else exc}") from None
     return tuple(dict.fromkeys(paths))
 
 

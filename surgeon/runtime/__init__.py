@@ -2,7 +2,8 @@
 reference kernels for the custom nodes (no compiled op library needed)."""
 
 from .inputs import DEFAULT_MAX_BYTES, DEFAULT_SEED, input_specs, random_inputs
-from .program import Runner, clear_cache, get_runner
+from .program import Runner
+from .runners import clear_cache, get_runner
 from .run import run
 from .sessions import sessions_created
 

@@ -7,7 +7,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from .inputs import DEFAULT_MAX_BYTES, DEFAULT_SEED, random_inputs
-from .program import get_runner
+from .runners import get_runner
 
 
 def run(model, plugins, feeds: Mapping[str, np.ndarray] | None = None, device: str = "cpu",

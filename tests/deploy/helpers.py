@@ -18,9 +18,9 @@ import surgeon
 from samples.catalog import BY_FILE, make_inputs
 
 # The samples' folder, manifest, originals' outputs and plain runs, for the deploy tests too.
-from ..shipped_samples import MANIFEST, MODELS, all_nodes, original_outputs, ort_run, signed_transforms
+from ..shipped_samples import FUSED, MANIFEST, MODELS, all_nodes, original_outputs, ort_run, signed_transforms
 
-FUSED_SAMPLES = sorted(f for f, e in MANIFEST.items() if e["expected"] == "fuse")
+FUSED_SAMPLES = FUSED
 # Samples with dynamic H/W whose fused node takes the size as a run-time input (the second
 # has align_corners=1, and H=1 in its second shape set).
 DYNAMIC_HW = ["affine_ts_opset20_2d_dynamic.onnx", "size_one_dynamic_ts_opset20.onnx"]

@@ -3,8 +3,6 @@ package runs without a compiler, the one-line error when one is missing, and the
 one-line errors when it cannot get a compiler or onnxruntime's headers."""
 
 import ctypes
-import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -19,6 +17,7 @@ import surgeon_ops.ort
 from surgeon_ops.kernels import installed, native
 
 from .. import toolchain
+from ..toolchain import configure, one_error_line
 
 
 def defined_symbols(path) -> set[str]:
@@ -110,25 +109,6 @@ def test_the_cuda_library_is_built_where_nvcc_is():
 
 def test_the_tests_compile_with_the_kernels_flags():
     assert toolchain.cmake_kernel_flags()[:3] == toolchain.KERNEL_FLAGS
-
-
-def configure(tmp_path, env_changes: dict, *defines: str) -> subprocess.CompletedProcess:
-    """CMake's configure step of the project (what pip's build runs first), in a new folder."""
-    cmake = shutil.which("cmake")
-    if cmake is None:
-        pytest.fail("cmake is needed on PATH to test the build's configure step (apt-get install cmake)")
-    env = {**os.environ, **env_changes}
-    return subprocess.run([cmake, "-S", str(toolchain.ROOT), "-B", str(tmp_path / "build"), "-DSURGEON_CUDA=OFF",
-                           f"-DPython_EXECUTABLE={sys.executable}", *defines], env=env, capture_output=True,
-                          text=True, timeout=300)
-
-
-def one_error_line(done: subprocess.CompletedProcess) -> str:
-    assert done.returncode != 0
-    lines = [line for line in done.stderr.splitlines() if line.startswith("surgeon build error: ")]
-    assert len(lines) == 1, done.stderr
-    assert "error:" not in done.stdout  # no compiler output
-    return lines[0]
 
 
 def test_a_build_without_a_compiler_fails_in_one_line(tmp_path):

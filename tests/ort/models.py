@@ -1,4 +1,5 @@
-"""Small custom.ops models for the op library's tests, built with onnx.helper."""
+"""Small custom.ops models for the op library's tests (and the OpenVINO extension's), built with
+onnx.helper, and the cases the contract tests run them on."""
 
 from __future__ import annotations
 
@@ -6,8 +7,28 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
+import surgeon_ops.kernels as K
+
+from ..kernels.cases import cases
+
 F32, F16 = TensorProto.FLOAT, TensorProto.FLOAT16
 NP = {F32: np.float32, F16: np.float16}
+
+
+# A FusedGridSample node's attributes that break the contract, and the words of the error (a
+# regular expression): the op library and the OpenVINO extension say the same.
+ATTRIBUTE_ERRORS = [
+    (dict(mode="bogus", output_size=[4, 4]), "unknown mode 'bogus'; expected bilinear, nearest or bicubic"),
+    (dict(padding_mode="mirror", output_size=[4, 4]), "unknown padding_mode 'mirror'"),
+    (dict(align_corners=2, output_size=[4, 4]), "align_corners must be 0 or 1, got 2"),
+    (dict(mode=1, output_size=[4, 4]), r"attribute mode must be a STRING \(ops/OPS.md\)"),
+    (dict(align_corners=1.0, output_size=[4, 4]), "attribute align_corners must be an INT"),
+    (dict(output_size=4), "attribute output_size must be INTS"),
+    (dict(), "has neither an output_size attribute nor a size input"),
+    (dict(output_size=[4]), "output_size must have 2 values"),
+    (dict(output_size=[4, -1]), "output_size must not be negative"),
+    (dict(mode="bicubic", output_size=[2, 4, 4]), "bicubic mode is 2-D only"),
+]
 
 
 def _model(node, inputs, output_type, output_rank):
@@ -47,3 +68,25 @@ def with_empty_size_input(model: onnx.ModelProto) -> onnx.ModelProto:
     """The node given a third input named "" (how a node skips an optional input)."""
     model.graph.node[0].input.append("")
     return model
+
+
+def fused_model(nsp, mode, padding, ac, size_input, out, x_type=F32):
+    attrs = dict(mode=mode, padding_mode=padding, align_corners=ac)
+    if not size_input:
+        attrs["output_size"] = list(out)
+    return fused(rank=nsp + 2, x_type=x_type, size_input=size_input, **attrs)
+
+
+def affine_grid_cases(nsp, dtype, size_input):
+    """(model, feeds, the kernels' grid) for both align_corners: the op library's and the OpenVINO
+    extension's contract tests."""
+    theta = cases(nsp)[0][1].astype(dtype)
+    out = (3, 5, 4)[3 - nsp:]
+    for ac in (0, 1):
+        elem = F16 if dtype == np.float16 else F32
+        model = affine(elem, size_input, out_rank=nsp + 2, align_corners=ac,
+                       output_size=None if size_input else list(out))
+        feeds = dict(theta=theta)
+        if size_input:
+            feeds["size"] = np.array((theta.shape[0], 7) + out, np.int64)
+        yield model, feeds, K.affine_grid(theta, out, ac)

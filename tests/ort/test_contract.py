@@ -15,19 +15,12 @@ from . import models
 from .conftest import new_session
 
 
-def fused_model(nsp, mode, padding, ac, size_input, out, x_type=models.F32):
-    attrs = dict(mode=mode, padding_mode=padding, align_corners=ac)
-    if not size_input:
-        attrs["output_size"] = list(out)
-    return models.fused(rank=nsp + 2, x_type=x_type, size_input=size_input, **attrs)
-
-
 @pytest.mark.parametrize("nsp,mode,padding,ac", COMBOS)
 @pytest.mark.parametrize("size_input", [False, True], ids=["output_size", "size_input"])
 def test_fused_grid_sample_gives_the_kernels_bits(nsp, mode, padding, ac, size_input):
     for x, theta, out in cases(nsp)[:4]:
         theta = np.ascontiguousarray(np.broadcast_to(theta, (x.shape[0],) + theta.shape[1:]))
-        sess = new_session(fused_model(nsp, mode, padding, ac, size_input, out))
+        sess = new_session(models.fused_model(nsp, mode, padding, ac, size_input, out))
         feeds = dict(x=x, theta=theta)
         if size_input:
             feeds["size"] = np.array(x.shape[:2] + tuple(out), np.int64)
@@ -40,7 +33,7 @@ def test_float16(nsp):
     x, theta, out = cases(nsp, seed=3)[0]
     x, theta = x.astype(np.float16), theta.astype(np.float16)
     for mode in ("bilinear", "nearest") + (("bicubic",) if nsp == 2 else ()):
-        model = fused_model(nsp, mode, "border", 0, False, out, models.F16)
+        model = models.fused_model(nsp, mode, "border", 0, False, out, models.F16)
         (y,) = new_session(model).run(None, dict(x=x, theta=theta))
         assert y.dtype == np.float16
         np.testing.assert_array_equal(y, K.fused_grid_sample(x, theta, out, mode, "border", 0))
@@ -50,17 +43,9 @@ def test_float16(nsp):
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 @pytest.mark.parametrize("size_input", [False, True], ids=["output_size", "size_input"])
 def test_affine_grid_gives_the_kernels_bits(nsp, dtype, size_input):
-    theta = cases(nsp)[0][1].astype(dtype)
-    out = (3, 5, 4)[3 - nsp:]
-    for ac in (0, 1):
-        elem = models.F16 if dtype == np.float16 else models.F32
-        model = models.affine(elem, size_input, out_rank=nsp + 2, align_corners=ac,
-                              output_size=None if size_input else list(out))
-        feeds = dict(theta=theta)
-        if size_input:
-            feeds["size"] = np.array((theta.shape[0], 7) + out, np.int64)
+    for model, feeds, want in models.affine_grid_cases(nsp, dtype, size_input):
         (grid,) = new_session(model).run(None, feeds)
-        np.testing.assert_array_equal(grid, K.affine_grid(theta, out, ac))
+        np.testing.assert_array_equal(grid, want)
 
 
 def test_empty_outputs():

@@ -22,17 +22,7 @@ def run(model, **feeds):
     return new_session(model).run(None, feeds)
 
 
-@pytest.mark.parametrize("attrs,message", [
-    (dict(mode="bogus", output_size=[4, 4]), "unknown mode 'bogus'; expected bilinear, nearest or bicubic"),
-    (dict(padding_mode="mirror", output_size=[4, 4]), "unknown padding_mode 'mirror'"),
-    (dict(align_corners=2, output_size=[4, 4]), "align_corners must be 0 or 1, got 2"),
-    (dict(mode=1, output_size=[4, 4]), r"attribute mode must be a STRING \(ops/OPS.md\)"),
-    (dict(output_size=4), "attribute output_size must be INTS"),
-    (dict(), "has neither an output_size attribute nor a size input"),
-    (dict(output_size=[4]), "output_size must have 2 values"),
-    (dict(output_size=[4, -1]), "output_size must not be negative"),
-    (dict(mode="bicubic", output_size=[2, 4, 4]), "bicubic mode is 2-D only"),
-])
+@pytest.mark.parametrize("attrs,message", models.ATTRIBUTE_ERRORS)
 def test_attribute_errors_fail_the_session(attrs, message):
     with pytest.raises(Exception, match="custom.ops::FusedGridSample node 'fgs': " + message):
         new_session(models.fused(**attrs))

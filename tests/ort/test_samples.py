@@ -10,13 +10,12 @@ import pytest
 import surgeon
 from samples.catalog import BY_FILE, make_inputs
 
-from ..shipped_samples import MANIFEST, MODELS, all_graphs, original_outputs
+from ..shipped_samples import FUSED, MANIFEST, MODELS, all_graphs, original_outputs
 from .conftest import new_session
 
-FUSE = sorted(f for f, e in MANIFEST.items() if e["expected"] == "fuse")
 
 
-@pytest.mark.parametrize("name", FUSE)
+@pytest.mark.parametrize("name", FUSED)
 def test_fused_sample_runs_in_plain_onnxruntime(name, library):
     entry = MANIFEST[name]
     model = surgeon.fuse(os.path.join(MODELS, name)).model

@@ -49,6 +49,7 @@ CASES = {
     "2031:3211": "int inputs gating a grid through ScatterND: the branch was lost in the scatter",
     "2032:1062": "onnxruntime's optimiser computes Clip(max=Relu(constant)) otherwise: the original is run as written",
     "2034:2509": "a constant grid rounded to 2^-16 passed the fit at the probe tolerance",
+    "2035:2251": "a bent base grid under theta / 65536: the map's fit passed at an absolute tolerance",
 }
 
 

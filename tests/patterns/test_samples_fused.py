@@ -13,12 +13,11 @@ import pytest
 
 from samples.catalog import BY_FILE, make_inputs
 
-from ..shipped_samples import MANIFEST, original_outputs, signed_transforms
+from ..shipped_samples import FUSED, MANIFEST, original_outputs, signed_transforms
 from .graphs import all_graphs, assert_custom_shapes, custom_nodes, declared, fused_settings, op_counts
 from .helpers import MODELS, fuse_sample
 from .runner import expand_custom, ort_run, run_split
 
-FUSE = sorted(f for f, e in MANIFEST.items() if e["expected"] == "fuse")
 UNTOUCHED = sorted(f for f, e in MANIFEST.items() if e["expected"] == "untouched")
 ORIGINAL_OPS = {"GridSample", "com.microsoft::GridSample", "AffineGrid", "org.pytorch.aten::ATen"}
 
@@ -37,7 +36,7 @@ def rewritten_outputs(model, feeds: dict) -> list[np.ndarray]:
     return ort_run(expand_custom(model), feeds) if in_body else run_split(model, feeds)
 
 
-@pytest.mark.parametrize("name", FUSE)
+@pytest.mark.parametrize("name", FUSED)
 def test_fused_ops(name):
     entry = MANIFEST[name]
     result = fuse_sample(name)
@@ -60,7 +59,7 @@ def test_fused_ops(name):
     assert_custom_shapes(result.model)
 
 
-@pytest.mark.parametrize("name", FUSE)
+@pytest.mark.parametrize("name", FUSED)
 def test_fused_numbers(name):
     model = fuse_sample(name).model
     tol = MANIFEST[name].get("tolerance") or 1e-5
@@ -117,7 +116,7 @@ def test_homogeneous_theta_is_sliced():
     assert len(slices) == 1 and slices[0].input[0] == "M" and node.input[1] == slices[0].output[0]
 
 
-@pytest.mark.parametrize("name", FUSE)
+@pytest.mark.parametrize("name", FUSED)
 def test_target_affine_grid(name):
     result = fuse_sample(name, target="affine-grid")
     entry = MANIFEST[name]
@@ -133,7 +132,7 @@ def test_target_affine_grid(name):
             np.testing.assert_allclose(g, w, rtol=tol, atol=tol, err_msg=name)
 
 
-@pytest.mark.parametrize("name", [n for n in FUSE if MANIFEST[n].get("tolerance")])
+@pytest.mark.parametrize("name", [n for n in FUSED if MANIFEST[n].get("tolerance")])
 def test_a_rewrite_of_a_half_precision_grid_declares_its_tolerance(name):
     import surgeon
 

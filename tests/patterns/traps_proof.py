@@ -129,6 +129,16 @@ def int_gate(kind: str, trap: bool = True):
     return _finish(g, x, grid)
 
 
+def int_index(trap: bool = True):
+    """The grid cropped from a column given by an int input ``k`` (a Slice start at run time:
+    ``k = 2`` shifts every column; the twin starts at a constant 0)."""
+    g = G()
+    x = g.input("x", ["N", 3, "H", "W"])
+    grid = _pair(g, g.input("theta", ["N", 2, 3]), x)
+    start = g.input("k", [1], INT64) if trap else g.ints([0])
+    return _finish(g, x, g.op("Slice", grid, start, g.ints([1 << 30]), g.ints([2])))
+
+
 def precision(kind: str, trap: bool = True):
     """``double``: a float64 theta whose grid is cast to float32 before the sampler (the rewrite
     would narrow theta); ``half-reflection``: a float16 round trip of the grid sampled with

@@ -1,0 +1,77 @@
+"""What OpenVINO's default CPU precision does to the shipped samples, and what lint says of it.
+
+    python benchmarks/openvino_precision.py
+
+For every sample surgeon fuses: the original and the fused file (with surgeon_ops.openvino's
+extension) compiled for the CPU at OpenVINO's default precision (bf16 where the CPU has it) and
+at INFERENCE_PRECISION_HINT=f32, each output's max |difference| from the original run in
+onnxruntime (or torch, where onnxruntime cannot run it) on the sample's own inputs, and whether
+`surgeon lint --target openvino` flags a precision hazard (ov-grid-precision). A model OpenVINO
+cannot read shows the reason instead, and an output of another shape than the original's says so.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)  # samples/, tests/
+
+
+def main() -> None:
+    import openvino as ov
+
+    import surgeon
+    import surgeon_ops.openvino
+    from samples.catalog import BY_FILE, make_inputs
+    from surgeon.lint import lint
+    from surgeon.runtime.openvino import ov_message
+    from tests.ort.test_samples import original_outputs
+
+    models = os.path.join(ROOT, "samples", "models")
+    manifest = json.load(open(os.path.join(models, "manifest.json")))
+    core = surgeon_ops.openvino.core()
+    default = core.get_property("CPU", "INFERENCE_PRECISION_HINT").get_type_name()
+    print(f"OpenVINO {ov.__version__.split('-')[0]}, CPU default precision {default}; max |y - original| at "
+          f"{default} / f32; lint: ov-grid-precision flagged (yes/no)")
+    print(f"{'sample':42} {'original ' + default:>14} {'f32':>9} {'lint':>4}   {'fused ' + default:>12} "
+          f"{'f32':>9} {'lint':>4}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in sorted(n for n, e in manifest.items() if e["expected"] == "fuse"):
+            sample = BY_FILE[name]
+            feeds = make_inputs(sample, manifest[name]["inputs"], seed=0)
+            want = original_outputs(name, feeds)
+            fused = os.path.join(tmp, name)
+            surgeon.fuse(os.path.join(models, name), fused)
+            cells = []
+            for path in (os.path.join(models, name), fused):
+                flagged = any(h.rule == "ov-grid-precision"
+                              for h in lint(path, "openvino", ov_extensions=["surgeon"]).hazards)
+                try:
+                    read = core.read_model(path)
+                    names = {n for port in read.inputs for n in port.get_names()}
+                    errors = []
+                    for config in ({}, {"INFERENCE_PRECISION_HINT": "f32"}):
+                        request = core.compile_model(read, "CPU", config).create_infer_request()
+                        request.start_async({k: v for k, v in feeds.items() if k in names})
+                        request.wait()
+                        got = [np.asarray(t.data, np.float64) for t in request.output_tensors]
+                        wrong = [f"{list(g.shape)} not {list(w.shape)}" for g, w in zip(got, want) if g.shape != w.shape]
+                        if wrong:  # OpenVINO computed another shape: no difference to speak of
+                            raise ValueError(f"shape {wrong[0]}")
+                        errors.append(max(float(np.abs(g - w).max()) for g, w in zip(got, want)))
+                    cells.append(f"{errors[0]:14.3g} {errors[1]:9.2g} {'yes' if flagged else 'no':>4}")
+                except ValueError as exc:
+                    cells.append(f"{str(exc):>29}")
+                except Exception as exc:
+                    cells.append(f"{'cannot read: ' + ov_message(exc)[:28]:>29}")
+            print(f"{name:42} {cells[0]}   {cells[1]}")
+
+
+if __name__ == "__main__":
+    main()
