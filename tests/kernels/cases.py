@@ -86,5 +86,14 @@ def torch_fused(x, theta, size, mode, padding, align_corners, dtype=None):
     return y.numpy()
 
 
-def tolerance(mode):
-    return 1e-4 if mode == "bicubic" else 1e-5
+def assert_equals_torch(got, x, theta, size, mode, padding, align_corners, what=""):
+    """``got`` against torch's pair on the same float32 inputs, within the bound of two
+    computations of it (tests/error_bounds.py); a float16 ``got`` is rounded once more."""
+    from ..error_bounds import assert_within, grid_sample_bound, unit_roundoff
+
+    x32, t32 = np.asarray(x, np.float32), np.asarray(theta, np.float32)
+    want = torch_fused(x32, t32, size, mode, padding, align_corners)
+    bound = grid_sample_bound(x32, t32, size, mode, padding, align_corners)
+    if np.asarray(got).dtype == np.float16:
+        bound = bound + unit_roundoff(np.float16) * np.abs(want)
+    assert_within(got, want, bound, what or f"{x32.shape} -> {tuple(size)}")

@@ -6,7 +6,7 @@ import torch
 
 import surgeon_ops.torch as st
 
-from .cases import COMBOS, image, shapes, theta, tolerance, torch_pair
+from .cases import COMBOS, assert_equals_torch, assert_gradients_equal_torch, image, shapes, theta
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(),
                                 reason="needs a CUDA device (torch.cuda.is_available() is False)")
@@ -19,11 +19,10 @@ def test_cuda_equals_torch_on_the_gpu(nsp, mode, padding, ac):
         size = shape[:2] + out
         got = st.fused_grid_sample(x, t, size, mode, padding, ac)
         assert got.is_cuda and got.dtype == torch.float32
-        assert (got - torch_pair(x, t, size, mode, padding, ac)).abs().max() <= tolerance(mode)
+        assert_equals_torch(got, x.cpu(), t.cpu(), size, mode, padding, ac, f"{shape} -> {out}")
         half = st.fused_grid_sample(x.half(), t.half(), size, mode, padding, ac)
         assert half.dtype == torch.float16
-        want = torch_pair(x.half().float(), t.half().float(), size, mode, padding, ac)
-        assert (half.float() - want).abs().max() <= 2e-3
+        assert_equals_torch(half, x.half().cpu(), t.half().cpu(), size, mode, padding, ac, f"float16 {shape} -> {out}")
 
 
 def test_runs_on_the_current_stream():
@@ -40,14 +39,7 @@ def test_runs_on_the_current_stream():
 
 @pytest.mark.parametrize("nsp,mode,padding,ac", COMBOS[::4])
 def test_cuda_gradients_equal_torch(nsp, mode, padding, ac):
-    shape, out = ((2, 3, 40, 50), (30, 45)) if nsp == 2 else ((2, 2, 10, 12, 14), (8, 9, 10))
-    x, t = image(shape, device="cuda").requires_grad_(), theta(2, nsp, device="cuda").requires_grad_()
-    size = shape[:2] + out
-    y = st.fused_grid_sample(x, t, size, mode, padding, ac)
-    upstream = torch.randn(y.shape, device="cuda")
-    gx, gt = torch.autograd.grad(y, (x, t), upstream)
-    wx, wt = torch.autograd.grad(torch_pair(x, t, size, mode, padding, ac), (x, t), upstream)
-    assert (gx - wx).abs().max() <= 1e-4 and (gt - wt).abs().max() <= 1e-4 * max(1.0, wt.abs().max())
+    assert_gradients_equal_torch(nsp, mode, padding, ac, device="cuda")
 
 
 def test_cuda_compile_fullgraph_and_cpu_agreement():

@@ -2,14 +2,13 @@
 writes for the same model spelled with F.affine_grid + F.grid_sample (both exporters), and
 runs: custom nodes on surgeon's reference kernels."""
 
-import numpy as np
 import pytest
 import torch
 from onnx import AttributeProto
 
 import surgeon
 
-from .cases import image, theta, torch_pair
+from .cases import assert_equals_torch, image, theta
 from .exporting import Warp, export
 from .graphs import custom_nodes, declared_types, signature
 
@@ -60,8 +59,7 @@ def _runs_like_torch(model, nsp, mode, padding, ac, size, n):
     x, t = _inputs(nsp, n=n, seed=4)
     full = x.shape if size == "x" else x.shape[:2] + tuple(size)
     got = surgeon.run(model, {"x": x.numpy(), "theta": t.numpy()})["y"]
-    want = torch_pair(x, t, full, mode, padding, ac).numpy()
-    assert np.abs(got - want).max() <= (1e-4 if mode == "bicubic" else 1e-5)
+    assert_equals_torch(torch.from_numpy(got), x, t, full, mode, padding, ac)
 
 
 @pytest.mark.parametrize("exporter,dynamic,ac", [("ts", "all", False), ("dynamo", "batch", True)])
@@ -95,7 +93,7 @@ def test_sizes_from_x_shape_stay_dynamic(tmp_path, exporter):
     for n, h, w in ((1, 5, 4), (3, 17, 9)):
         x, t = image((n, 3, h, w)), theta(n, 2)
         got = surgeon.run(model, {"x": x.numpy(), "theta": t.numpy()})["y"]
-        assert np.abs(got - torch_pair(x, t, x.shape).numpy()).max() <= 1e-5
+        assert_equals_torch(torch.from_numpy(got), x, t, x.shape)
 
 
 class Computed(torch.nn.Module):
@@ -112,8 +110,7 @@ def test_computed_sizes_export_a_size_input_that_runs(tmp_path, exporter):
     assert len(node.input) == 3
     x, t = image((3, 3, 14, 9)), theta(3, 2)
     got = surgeon.run(model, {"x": x.numpy(), "theta": t.numpy()})["y"]
-    assert got.shape == (3, 3, 7, 10)
-    assert np.abs(got - torch_pair(x, t, (3, 3, 7, 10)).numpy()).max() <= 1e-5
+    assert_equals_torch(torch.from_numpy(got), x, t, (3, 3, 7, 10))
 
 
 def test_float64_is_refused_with_a_clear_error(tmp_path):
@@ -135,7 +132,7 @@ def test_translation_table_exports_an_exported_program(tmp_path):
         assert len(node.input) == (2 if grid_out else 3)
         xs, ts = image((3, 3, 7, 10)), theta(3, 2)
         got = surgeon.run(model, {"x": xs.numpy(), "theta": ts.numpy()})["y"]
-        assert np.abs(got - torch_pair(xs, ts, xs.shape).numpy()).max() <= 1e-5
+        assert_equals_torch(torch.from_numpy(got), xs, ts, xs.shape)
 
 
 class GridOfX(torch.nn.Module):
