@@ -281,6 +281,41 @@ def grid_sample_grad_bounds(x, theta, upstream, out_spatial, mode, padding, alig
     return bound_x, bound_t
 
 
+def assert_warp_outputs(got, want, feeds: dict, theta=None, what: str = "", fused=None, **how) -> None:
+    """A warp model's output against another computation of it: the image is the feeds' array
+    of rank 4 or 5; theta, unless given, the feeds' [N, k, k + 1] one (or the first k rows of a
+    homogeneous [N, k + 1, k + 1], or flat rows [N, k (k + 1)]), else the constant the ``fused``
+    model's custom node reads; a mode, padding or align_corners not given in ``how`` takes the
+    largest bound over its choices (``warp_bound``)."""
+    arrays = [np.asarray(v) for v in feeds.values() if np.asarray(v).dtype.kind == "f"]
+    x = max((a for a in arrays if a.ndim in (4, 5)), key=np.size)
+    k = x.ndim - 2
+    if theta is None:
+        found = [a for a in arrays if a.ndim == 3 and a.shape[1:] in ((k, k + 1), (k + 1, k + 1))] or \
+            [a.reshape(-1, k, k + 1) for a in arrays if a.ndim == 2 and a.shape[1] == k * (k + 1)]
+        theta = found[0] if len(found) == 1 else _fused_theta(fused)
+    theta = np.asarray(theta)[:, :k]
+    bound = warp_bound(x, theta, np.shape(got)[2:], dtype=x.dtype if x.dtype != np.float64 else np.float32, **how)
+    assert_within(got, want, bound, what)
+
+
+def _fused_theta(model) -> np.ndarray:
+    """The constant theta a fused model's one custom node reads (an initializer or a Constant,
+    through an Expand of its batch or a Cast)."""
+    from onnx import numpy_helper
+
+    assert model is not None, "theta is neither fed nor given: pass theta= or fused="
+    inits = {i.name: i for i in model.graph.initializer}
+    producers = {o: n for n in model.graph.node for o in n.output}
+    node, = [n for n in model.graph.node if n.domain == "custom.ops"]
+    name = node.input[1]
+    while name not in inits and producers[name].op_type in ("Expand", "Cast", "Identity"):
+        name = producers[name].input[0]
+    if name in inits:
+        return numpy_helper.to_array(inits[name])
+    return numpy_helper.to_array(producers[name].attribute[0].t)
+
+
 def assert_within(got, want, bound, what: str = "") -> None:
     """|got - want| <= bound element by element (NaN where both are NaN agrees); the message
     names the worst element and how far past its bound it is."""
@@ -294,3 +329,49 @@ def assert_within(got, want, bound, what: str = "") -> None:
         raise AssertionError(f"{what}: {int((~ok).sum())} of {ok.size} elements past their bound; worst at "
                              f"{tuple(int(i) for i in idx)}: {got[idx]!r} vs {want[idx]!r}, "
                              f"difference {diff[idx]:.3g} > bound {bound[idx]:.3g}")
+
+
+def fused_output_bounds(fused, feeds: dict) -> dict:
+    """{graph output: bound} for each output of a fused model that one of its custom nodes
+    writes: the node's own inputs (image, theta) are read off a run of the model, and its
+    attributes give the mode, padding and align_corners. Outputs written by other ops are left
+    out: the caller says what holds them."""
+    import copy
+
+    import surgeon
+    from onnx import helper
+
+    nodes = {n.output[0]: n for n in fused.graph.node if n.domain == "custom.ops"}
+    mine = [o.name for o in fused.graph.output if o.name in nodes]
+    if not mine:
+        return {}
+    probe = copy.deepcopy(fused)
+    wanted = {name for o in mine for name in nodes[o].input[:2] if name}
+    known = {o.name for o in probe.graph.output}
+    probe.graph.output.extend(helper.make_empty_tensor_value_info(n) for n in sorted(wanted - known))
+    names = {i.name for i in probe.graph.input}
+    values = surgeon.run(probe, {k: v for k, v in feeds.items() if k in names})
+    bounds = {}
+    for out in mine:
+        node = nodes[out]
+        attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+        ac = bool(attrs.get("align_corners", 0))
+        if node.op_type == "AffineGrid":
+            theta = np.asarray(values[node.input[0]], np.float64)
+            bound = affine_grid_bound(theta, values[out].dtype if values[out].dtype != np.float64 else np.float32)
+            bounds[out] = bound.reshape(bound.shape[0], *[1] * (bound.shape[1]), bound.shape[1])
+            continue
+        x, theta = values[node.input[0]], values[node.input[1]]
+        mode = {"linear": "bilinear", "cubic": "bicubic"}.get(_text(attrs.get("mode", "bilinear")),
+                                                            _text(attrs.get("mode", "bilinear")))
+        padding = _text(attrs.get("padding_mode", "zeros"))
+        bound = grid_sample_bound(x.astype(np.float32), theta.astype(np.float32), values[out].shape[2:], mode,
+                                  padding, ac)
+        if x.dtype == np.float16:  # computed in float32, rounded once to float16
+            bound = bound + unit_roundoff(np.float16) * np.abs(values[out].astype(np.float64))
+        bounds[out] = bound
+    return bounds
+
+
+def _text(value):
+    return value.decode() if isinstance(value, bytes) else value

@@ -71,3 +71,43 @@ def signed_transforms(feeds: dict, seed: int = 20) -> dict:
         if key in signed:
             signed[key] = draw_theta(signed[key].shape, np.float32, rng)
     return signed
+
+
+_bound_models: dict = {}
+CONTRACT_TOL = 1e-5  # outputs past the sampler (a classifier after an STN) or inside a branch
+
+
+def output_bounds(name: str, feeds: dict) -> list:
+    """Per output of a sample, what a rewrite of it may differ from the original by: the bound of
+    two computations of the warp that writes it (tests/error_bounds.py), the manifest's declared
+    tolerance where the original itself rounds more (a half-precision grid), and the contract's
+    1e-5 for an output past the sampler or inside a branch, where the bound does not reach."""
+    import surgeon
+
+    if name not in _bound_models:
+        _bound_models[name] = surgeon.fuse(os.path.join(MODELS, name)).model
+    return fused_bounds(_bound_models[name], feeds, MANIFEST[name].get("tolerance"))
+
+
+def fused_bounds(fused, feeds: dict, declared: float | None = None) -> list:
+    """``output_bounds`` of any fused model, per graph output."""
+    from .error_bounds import fused_output_bounds
+
+    bounds = fused_output_bounds(fused, feeds)
+    return [declared or bounds.get(o.name, CONTRACT_TOL) for o in fused.graph.output]
+
+
+def assert_outputs_within(got: list, want: list, bounds: list, label: str) -> float:
+    """Each output within its bound (``output_bounds``); returns the largest absolute error."""
+    from .error_bounds import assert_within
+
+    assert len(got) == len(want) == len(bounds), label
+    worst = 0.0
+    for g, w, b in zip(got, want, bounds):
+        assert np.shape(g) == np.shape(w), (label, np.shape(g), np.shape(w))
+        w64 = np.asarray(w, np.float64)
+        if np.isscalar(b):  # a declared tolerance is absolute and relative, as assert_allclose's
+            b = b + b * np.abs(w64)
+        assert_within(g, w, b, label)
+        worst = max(worst, float(np.abs(np.asarray(g, np.float64) - w64).max()) if np.size(g) else 0.0)
+    return worst

@@ -18,13 +18,14 @@ import surgeon
 from samples.catalog import BY_FILE, make_inputs
 
 # The samples' folder, manifest, originals' outputs and plain runs, for the deploy tests too.
-from ..shipped_samples import FUSED, MANIFEST, MODELS, all_nodes, original_outputs, ort_run, signed_transforms
+from ..error_bounds import affine_grid_bound, grid_sample_bound
+from ..shipped_samples import (FUSED, MANIFEST, MODELS, all_nodes, assert_outputs_within, fused_bounds, original_outputs,
+                               ort_run, output_bounds, signed_transforms)
 
 FUSED_SAMPLES = FUSED
 # Samples with dynamic H/W whose fused node takes the size as a run-time input (the second
 # has align_corners=1, and H=1 in its second shape set).
 DYNAMIC_HW = ["affine_ts_opset20_2d_dynamic.onnx", "size_one_dynamic_ts_opset20.onnx"]
-TOL = dict(rtol=1e-5, atol=1e-5)  # the contract: torch's numbers where the math allows
 
 _fused: dict = {}
 
@@ -51,13 +52,6 @@ def feed_sets(name: str, fixed: bool = True) -> list[dict]:
     shapes = [entry["inputs"]] + ([entry["alt_inputs"]] if entry.get("alt_inputs") and not fixed else [])
     sets = [feeds_for(name, s, seed=i) for i, s in enumerate(shapes)]
     return sets + [signed_transforms(sets[0])]
-
-
-def tolerance(name: str) -> dict:
-    """The contract's (torch's numbers where the math allows), or what the manifest says a
-    sample's original loses on its own (a grid computed in half precision)."""
-    tol = MANIFEST[name].get("tolerance") or TOL["atol"]
-    return dict(rtol=tol, atol=tol)
 
 
 def reference_run(model, feeds: dict) -> list[np.ndarray]:
@@ -88,15 +82,10 @@ def reference_knows_opset16_modes():
         op_grid_sample.GridSample._run = original
 
 
-def assert_close(got: list, want: list, label: str, tol: dict | None = None) -> float:
-    """Equal at ``tol`` (default: the contract's); returns the largest absolute error."""
-    assert len(got) == len(want), label
-    worst = 0.0
-    for g, w in zip(got, want):
-        assert g.shape == w.shape, (label, g.shape, w.shape)
-        np.testing.assert_allclose(g, w, err_msg=label, **(tol or TOL))
-        worst = max(worst, float(np.abs(g.astype(np.float64) - w).max()) if g.size else 0.0)
-    return worst
+def assert_close(got: list, want: list, label: str, bounds: list) -> float:
+    """Each output within its bound (``output_bounds`` of a sample, ``contract_bound`` of a
+    hand-built node, ``fused_bounds`` of any fused model); returns the largest absolute error."""
+    return assert_outputs_within(got, want, bounds, label)
 
 
 def opset_of(model) -> int:
@@ -146,6 +135,16 @@ def custom_feeds(op: str, *, x_shape, theta_shape, size, dynamic, seed=0, dtype=
     if dynamic:
         feeds["size"] = np.array(size, np.int64)
     return feeds
+
+
+def contract_bound(op: str, feeds: dict, size, align: int, mode="bilinear", padding="zeros") -> np.ndarray:
+    """What ``torch_custom``'s numbers are held to: the bound of two computations of them
+    (tests/error_bounds.py)."""
+    theta = feeds["theta"].astype(np.float32)
+    if op == "AffineGrid":
+        bound = affine_grid_bound(theta)
+        return bound.reshape(bound.shape[0], *[1] * bound.shape[1], bound.shape[1])
+    return grid_sample_bound(feeds["x"].astype(np.float32), theta, list(size)[2:], mode, padding, align)
 
 
 def torch_custom(op: str, feeds: dict, size, align: int, mode="bilinear", padding="zeros") -> np.ndarray:

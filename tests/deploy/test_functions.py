@@ -11,9 +11,11 @@ from onnx import helper
 import surgeon
 from surgeon.cli import cli
 
-from .helpers import (DYNAMIC_HW, FUSED_SAMPLES, MANIFEST, MODELS, assert_close, custom_feeds, custom_model,
+from ..error_bounds import unit_roundoff
+from .helpers import (DYNAMIC_HW, FUSED_SAMPLES, MANIFEST, MODELS, assert_close, contract_bound, custom_feeds,
+                      custom_model,
                       custom_nodes, feed_sets, feeds_for, fused, opset_of, original_outputs, ort_run,
-                      reference_knows_opset16_modes, reference_run, tolerance, torch_custom)
+                      reference_knows_opset16_modes, reference_run, output_bounds, torch_custom)
 
 # onnx.reference's AffineGrid computes 2/(n-1) for a size-1 dim before it needs it.
 pytestmark = pytest.mark.filterwarnings("ignore:divide by zero encountered:RuntimeWarning")
@@ -71,8 +73,8 @@ def test_sample_functions_equal_original(name, fixed):
     check_functions(model, fused(name, fixed=fixed))
     for feeds in feed_sets(name, fixed):
         want = original_outputs(name, feeds)
-        assert_close(ort_run(model, feeds), want, f"{name} onnxruntime", tolerance(name))
-        assert_close(reference_outputs(model, feeds), want, f"{name} onnx.reference", tolerance(name))
+        assert_close(ort_run(model, feeds), want, f"{name} onnxruntime", output_bounds(name, feeds))
+        assert_close(reference_outputs(model, feeds), want, f"{name} onnx.reference", output_bounds(name, feeds))
 
 
 def test_reference_evaluator_needs_opset20_names_below_20():
@@ -92,8 +94,9 @@ def test_dynamic_size_input(name):
     for shapes in (MANIFEST[name]["inputs"], MANIFEST[name]["alt_inputs"], {"x": [3, 3, 20, 9], "theta": [3, 2, 3]}):
         feeds = feeds_for(name, shapes)
         want = original_outputs(name, feeds)
-        assert_close(ort_run(model, feeds), want, f"{name} {shapes} onnxruntime")
-        assert_close(reference_outputs(model, feeds), want, f"{name} {shapes} onnx.reference")
+        bounds = output_bounds(name, feeds)
+        assert_close(ort_run(model, feeds), want, f"{name} {shapes} onnxruntime", bounds)
+        assert_close(reference_outputs(model, feeds), want, f"{name} {shapes} onnx.reference", bounds)
 
 
 def with_functions(model):
@@ -119,10 +122,11 @@ def test_every_mode_and_padding(opset, mode, padding, align):
     feeds = custom_feeds("FusedGridSample", x_shape=[2, 3, 6, 5], theta_shape=[2, 2, 3], size=None, dynamic=False)
     torch_mode = {"linear": "bilinear", "cubic": "bicubic"}.get(mode, mode)
     want = [torch_custom("FusedGridSample", feeds, [2, 3, 4, 7], align, torch_mode, padding)]
-    assert_close(ort_run(model, feeds), want, "onnxruntime")
+    bounds = [contract_bound("FusedGridSample", feeds, [2, 3, 4, 7], align, torch_mode, padding)]
+    assert_close(ort_run(model, feeds), want, "onnxruntime", bounds)
     if torch_mode == "bicubic" and padding == "border":
         return  # onnx.reference clamps the coordinate, torch each tap (FACTS.md): not comparable
-    assert_close(reference_outputs(model, feeds), want, "onnx.reference")
+    assert_close(reference_outputs(model, feeds), want, "onnx.reference", bounds)
 
 
 CASES = [([5, 7], 0), ([5, 7], 1), ([1, 7], 1), ([5, 1], 1), ([1, 1], 1)]
@@ -139,8 +143,9 @@ def test_size_one_dims_follow_torch(opset, spatial, align, dynamic):
         onnx.checker.check_model(model, full_check=True)
         feeds = custom_feeds(op, x_shape=[2, 3, 6, 5], theta_shape=[2, 2, 3], size=size, dynamic=dynamic)
         want = [torch_custom(op, feeds, size, align)]
-        assert_close(ort_run(model, feeds), want, f"{op} {size} {align} onnxruntime")
-        assert_close(reference_outputs(model, feeds), want, f"{op} {size} {align} onnx.reference")
+        bounds = [contract_bound(op, feeds, size, align)]
+        assert_close(ort_run(model, feeds), want, f"{op} {size} {align} onnxruntime", bounds)
+        assert_close(reference_outputs(model, feeds), want, f"{op} {size} {align} onnx.reference", bounds)
 
 
 @pytest.mark.parametrize("dynamic", [False, True])
@@ -151,8 +156,9 @@ def test_3d_at_opset_20(dynamic):
                                             dynamic=dynamic, align=1, opset=20))
         feeds = custom_feeds(op, x_shape=[2, 2, 4, 5, 3], theta_shape=[2, 3, 4], size=size, dynamic=dynamic)
         want = [torch_custom(op, feeds, size, 1)]
-        assert_close(ort_run(model, feeds), want, f"{op} onnxruntime")
-        assert_close(reference_outputs(model, feeds), want, f"{op} onnx.reference")
+        bounds = [contract_bound(op, feeds, size, 1)]
+        assert_close(ort_run(model, feeds), want, f"{op} onnxruntime", bounds)
+        assert_close(reference_outputs(model, feeds), want, f"{op} onnx.reference", bounds)
 
 
 def test_defaults_are_written_on_the_node():
@@ -165,8 +171,9 @@ def test_defaults_are_written_on_the_node():
     assert attrs == {"output_size": [3, 3], "align_corners": 0, "mode": b"bilinear", "padding_mode": b"zeros"}
     feeds = custom_feeds("FusedGridSample", x_shape=[1, 2, 5, 4], theta_shape=[1, 2, 3], size=None, dynamic=False)
     want = [torch_custom("FusedGridSample", feeds, [1, 2, 3, 3], 0)]
-    assert_close(ort_run(model, feeds), want, "onnxruntime")
-    assert_close(reference_outputs(model, feeds), want, "onnx.reference")
+    bounds = [contract_bound("FusedGridSample", feeds, [1, 2, 3, 3], 0)]
+    assert_close(ort_run(model, feeds), want, "onnxruntime", bounds)
+    assert_close(reference_outputs(model, feeds), want, "onnx.reference", bounds)
 
 
 def test_two_arities_of_one_op_are_an_error():
@@ -192,7 +199,8 @@ def test_surgeon_runs_and_validates_files_with_functions():
     model = fused(name, functions=True)
     feeds = feeds_for(name)
     got = surgeon.run(model, feeds)
-    assert_close([got[o.name] for o in model.graph.output], original_outputs(name, feeds), "surgeon.run")
+    assert_close([got[o.name] for o in model.graph.output], original_outputs(name, feeds), "surgeon.run",
+                 output_bounds(name, feeds))
     report = surgeon.validate(f"{MODELS}/{name}", model, feeds)
     assert report.passed, report.summary()
 
@@ -206,7 +214,8 @@ def test_command(tmp_path):
     model = onnx.load(out)
     assert len(model.functions) == 1
     feeds = feeds_for("affine_dynamo_opset20_2d_ac1.onnx")
-    assert_close(ort_run(model, feeds), original_outputs("affine_dynamo_opset20_2d_ac1.onnx", feeds), "cli")
+    name = "affine_dynamo_opset20_2d_ac1.onnx"
+    assert_close(ort_run(model, feeds), original_outputs(name, feeds), "cli", output_bounds(name, feeds))
     failed = CliRunner().invoke(cli, ["fuse", f"{MODELS}/affine_dynamo_opset18_3d.onnx", str(tmp_path / "no.onnx"),
                                       "--functions"])
     assert failed.exit_code == 1 and "3-D sampling needs opset 20" in failed.output
@@ -217,13 +226,17 @@ def test_command(tmp_path):
     assert raised.exit_code == 0, raised.output
     assert "note: functions: raised the model from opset 18 to 20" in raised.output
     feeds = feeds_for("affine_dynamo_opset18_3d.onnx")
-    assert_close(ort_run(onnx.load(out), feeds), original_outputs("affine_dynamo_opset18_3d.onnx", feeds), "raised")
+    name = "affine_dynamo_opset18_3d.onnx"
+    assert_close(ort_run(onnx.load(out), feeds), original_outputs(name, feeds), "raised", output_bounds(name, feeds))
     alone = CliRunner().invoke(cli, ["fuse", f"{MODELS}/affine_dynamo_opset18_3d.onnx", str(tmp_path / "no.onnx"),
                                      "--raise-opset"])
     assert alone.exit_code == 1 and "give it with --functions" in alone.output
 
 
-HALF_TOL = dict(rtol=2e-3, atol=2e-3)  # the output rounded to float16 once; the grid is computed in float32
+def half_bound(op, feeds, size, want):
+    """The float32 computation's bound on float16 inputs, plus the output's one float16 rounding."""
+    return [contract_bound(op, {k: v.astype(np.float32) for k, v in feeds.items()}, size, 0)
+            + unit_roundoff(np.float16) * np.abs(want)]
 
 
 @pytest.mark.parametrize("op", ["FusedGridSample", "AffineGrid"])
@@ -243,7 +256,8 @@ def test_float16_bodies_run_in_onnxruntime(op, dynamic, opset, k, batch):
     feeds = custom_feeds(op, x_shape=x_shape, theta_shape=theta_shape, size=size, dynamic=dynamic, dtype=np.float16)
     (got,) = ort_run(model, feeds)
     assert got.dtype == np.float16
-    assert_close([got.astype(np.float32)], [torch_custom(op, feeds, size, 0)], f"{op} float16", HALF_TOL)
+    want = torch_custom(op, feeds, size, 0)
+    assert_close([got.astype(np.float32)], [want], f"{op} float16", half_bound(op, feeds, size, want))
 
 
 @pytest.mark.parametrize("opset", [16, 18, 20])
@@ -256,4 +270,5 @@ def test_float16_unfused_runs_in_onnxruntime(opset):
                              dtype=np.float16)
         (got,) = ort_run(surgeon.unfuse(model).model, feeds)
         assert got.dtype == np.float16
-        assert_close([got.astype(np.float32)], [torch_custom(op, feeds, [1, 3, 6, 11], 0)], op, HALF_TOL)
+        want = torch_custom(op, feeds, [1, 3, 6, 11], 0)
+        assert_close([got.astype(np.float32)], [want], op, half_bound(op, feeds, [1, 3, 6, 11], want))

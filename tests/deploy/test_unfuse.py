@@ -12,8 +12,8 @@ from onnx import helper
 import surgeon
 from surgeon.cli import cli
 
-from .helpers import (DYNAMIC_HW, FUSED_SAMPLES, MANIFEST, MODELS, assert_close, canonical, custom_feeds, custom_model,
-                      custom_nodes, feed_sets, feeds_for, fused, opset_of, original_outputs, ort_run, tolerance,
+from .helpers import (DYNAMIC_HW, FUSED_SAMPLES, MANIFEST, MODELS, assert_close, canonical, contract_bound, custom_feeds,
+                      custom_model, custom_nodes, feed_sets, feeds_for, fused, opset_of, original_outputs, ort_run, output_bounds,
                       torch_custom)
 
 OPSETS = (16, 18, 20)
@@ -62,7 +62,7 @@ def test_sample_unfused_equals_original(name, opset, fixed):
     assert len(result.report.rewrites) == len(custom_nodes(model))
     for feeds in feed_sets(name, fixed):
         assert_close(ort_run(result.model, feeds), original_outputs(name, feeds), f"{name} opset {opset}",
-                     tolerance(name))
+                     output_bounds(name, feeds))
 
 
 @pytest.mark.parametrize("name", FUSED_SAMPLES)
@@ -110,7 +110,8 @@ def test_fuse_unfuse_fuse_gives_the_same_graph(name):
         # The size is a model input's value: at opset 20 fuse reads AffineGrid back but builds
         # its size tensor again; below 20 it cannot read the grid back (the matcher's). Same numbers.
         for feeds in feed_sets(name):
-            assert_close(ort_run(surgeon.unfuse(again, opset=20).model, feeds), original_outputs(name, feeds), name)
+            assert_close(ort_run(surgeon.unfuse(again, opset=20).model, feeds), original_outputs(name, feeds), name,
+                         output_bounds(name, feeds))
 
 
 @pytest.mark.parametrize("name", DYNAMIC_HW)
@@ -125,7 +126,7 @@ def test_dynamic_sizes_stay_dynamic(name, opset):
         feeds = feeds_for(name, shapes)
         got = ort_run(result.model, feeds)
         assert got[0].shape[2:] == tuple(shapes["x"][2:])
-        assert_close(got, original_outputs(name, feeds), f"{name} {shapes}")
+        assert_close(got, original_outputs(name, feeds), f"{name} {shapes}", output_bounds(name, feeds))
 
 
 # -- hand-built nodes: every setting, and torch's size-1 convention ----------------------------
@@ -146,7 +147,8 @@ def test_size_one_dims_follow_torch(opset, spatial, align, dynamic):
         result = surgeon.unfuse(model)
         check_standard(result.model, opset)
         feeds = custom_feeds(op, x_shape=[2, 3, 6, 5], theta_shape=[2, 2, 3], size=size, dynamic=dynamic)
-        assert_close(ort_run(result.model, feeds), [torch_custom(op, feeds, size, align)], f"{op} {size} {align}")
+        assert_close(ort_run(result.model, feeds), [torch_custom(op, feeds, size, align)], f"{op} {size} {align}",
+                     [contract_bound(op, feeds, size, align)])
 
 
 @pytest.mark.parametrize("mode", ["bilinear", "nearest", "bicubic", "linear", "cubic"])
@@ -164,7 +166,8 @@ def test_every_mode_and_padding(opset, mode, padding, align):
     feeds = custom_feeds("FusedGridSample", x_shape=[2, 3, 6, 5], theta_shape=[2, 2, 3], size=None, dynamic=False)
     torch_mode = {"linear": "bilinear", "cubic": "bicubic"}.get(mode, mode)
     want = torch_custom("FusedGridSample", feeds, [2, 3, 4, 7], align, torch_mode, padding)
-    assert_close(ort_run(result.model, feeds), [want], f"{mode} {padding} {align}")
+    assert_close(ort_run(result.model, feeds), [want], f"{mode} {padding} {align}",
+                 [contract_bound("FusedGridSample", feeds, [2, 3, 4, 7], align, torch_mode, padding)])
 
 
 @pytest.mark.parametrize("dynamic", [False, True])
@@ -177,7 +180,8 @@ def test_3d_at_opset_20(spatial, align, dynamic):
         result = surgeon.unfuse(model)
         check_standard(result.model, 20)
         feeds = custom_feeds(op, x_shape=[2, 2, 4, 5, 3], theta_shape=[2, 3, 4], size=size, dynamic=dynamic)
-        assert_close(ort_run(result.model, feeds), [torch_custom(op, feeds, size, align)], f"{op} {size}")
+        assert_close(ort_run(result.model, feeds), [torch_custom(op, feeds, size, align)], f"{op} {size}",
+                     [contract_bound(op, feeds, size, align)])
 
 
 @pytest.mark.parametrize("opset", [16, 18])
@@ -188,7 +192,8 @@ def test_3d_affine_grid_alone_is_expressible_before_20(opset):
     result = surgeon.unfuse(model)
     check_standard(result.model, opset)
     feeds = custom_feeds("AffineGrid", x_shape=None, theta_shape=[2, 3, 4], size=size, dynamic=False)
-    assert_close(ort_run(result.model, feeds), [torch_custom("AffineGrid", feeds, size, 1)], "3-D grid")
+    assert_close(ort_run(result.model, feeds), [torch_custom("AffineGrid", feeds, size, 1)], "3-D grid",
+                     [contract_bound("AffineGrid", feeds, size, 1)])
 
 
 @pytest.mark.parametrize("opset", [16, 19])
@@ -209,7 +214,8 @@ def test_3d_sampler_before_20_is_written_with_gathers(opset, dynamic, mode, padd
                              seed=seed)
         feeds["theta"] *= 1.6  # well past the edges, where the padding decides
         want = torch_custom("FusedGridSample", feeds, size, align, mode, padding)
-        assert_close(ort_run(result.model, feeds), [want], f"{mode} {padding} {align}")
+        assert_close(ort_run(result.model, feeds), [want], f"{mode} {padding} {align}",
+                     [contract_bound("FusedGridSample", feeds, size, align, mode, padding)])
 
 
 def test_contract_violations_are_errors():

@@ -9,7 +9,7 @@ import pytest
 
 import surgeon
 
-from .helpers import assert_close, custom_nodes, opset_of, ort_run
+from .helpers import assert_close, custom_nodes, fused_bounds, opset_of, ort_run
 from .unseen_models import MODELS, export, inputs
 
 EXPORTS = [(name, opset, dynamo) for name in MODELS for opset, dynamo in ((18, True), (20, True), (20, False))]
@@ -46,7 +46,7 @@ def test_unfused_at_every_opset_equals_the_export(case, exported):
         onnx.checker.check_model(result.model)
         for feeds in feed_sets(case[0]):
             assert_close(ort_run(result.model, feeds), ort_run(original, feeds), f"{label(case)} at {opset}",
-                         dict(rtol=1e-5, atol=2e-5))
+                         fused_bounds(fused, feeds))
 
 
 @pytest.mark.parametrize("case", EXPORTS, ids=label)
@@ -57,7 +57,8 @@ def test_function_bodies_run_in_onnxruntime(case, exported):
         assert opset_of(result.model) == 20  # a volume's body needs GridSample-20
     original = onnx.load(exported[case])
     for feeds in feed_sets(case[0]):
-        assert_close(ort_run(result.model, feeds), ort_run(original, feeds), label(case), dict(rtol=1e-5, atol=2e-5))
+        assert_close(ort_run(result.model, feeds), ort_run(original, feeds), label(case),
+                     fused_bounds(result.model, feeds))
 
 
 def test_float16_export_with_function_bodies(tmp_path):
@@ -70,5 +71,5 @@ def test_float16_export_with_function_bodies(tmp_path):
         feeds = {k: v.astype("float16") for k, v in feeds.items()}
         got, want = ort_run(result.model, feeds), ort_run(original, feeds)
         assert got[0].dtype.name == "float16"
-        assert_close([g.astype("float32") for g in got], [w.astype("float32") for w in want], "float16",
-                     dict(rtol=5e-3, atol=5e-3))
+        # the original computes its grid in float16: what it loses so, declared (as the samples do)
+        assert_close([g.astype("float32") for g in got], [w.astype("float32") for w in want], "float16", [5e-3])

@@ -16,6 +16,7 @@ from .builders import G, dynamo_chains, elementwise_homogeneous, native_pair
 from .graphs import custom_nodes, op_counts
 from .helpers import fuse_alone, fuse_sample, inputs, torch_warp
 from .runner import attrs_of, ort_run, run_split
+from ..error_bounds import affine_grid_bound, assert_warp_outputs, assert_within, gamma
 
 
 def warnings_of(result) -> str:
@@ -33,7 +34,7 @@ def test_target_affine_grid_native_dynamic():
     assert attrs_of(sampler)["mode"] == "linear" and sampler.input[1] == grid.output[0]
     feeds = inputs([2, 3, 9, 7], [2, 2, 3])
     (got,) = run_split(result.model, feeds)
-    np.testing.assert_allclose(got, torch_warp(feeds["x"], feeds["theta"], [9, 7], 0), atol=1e-5)
+    assert_warp_outputs(got, torch_warp(feeds["x"], feeds["theta"], [9, 7], 0), feeds, align_corners=False, mode="bilinear", padding="zeros")
 
 
 def test_target_affine_grid_keeps_dynamo_sampler():
@@ -50,7 +51,7 @@ def test_target_affine_grid_replaces_aten_sampler():
     assert op_counts(result.model) == {"custom.ops::AffineGrid": 1, "com.microsoft::GridSample": 1}
     feeds = inputs([2, 3, 16, 12], [2, 2, 3])
     (got,) = run_split(result.model, feeds)
-    np.testing.assert_allclose(got, torch_warp(feeds["x"], feeds["theta"], [16, 12], 0), atol=1e-5)
+    assert_warp_outputs(got, torch_warp(feeds["x"], feeds["theta"], [16, 12], 0), feeds, align_corners=False, mode="bilinear", padding="zeros")
 
 
 def test_target_output_fuses_later_and_fused_output_is_stable():
@@ -107,8 +108,11 @@ def test_grid_with_another_reader_gets_affine_grid():
     assert op_counts(result.model) == {"custom.ops::AffineGrid": 1, "GridSample": 1, "ReduceMean": 1}
     assert "also read by" in warnings_of(result)
     feeds = inputs([2, 3, 16, 12], [2, 2, 3])
-    for got, want in zip(run_split(result.model, feeds), ort_run(model, feeds)):
-        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    (y, grid_mean), (want_y, want_mean) = run_split(result.model, feeds), ort_run(model, feeds)
+    assert_warp_outputs(y, want_y, feeds)
+    # a mean of grid coordinates: each within the grid's bound, so is their mean (and its rounding)
+    bound = affine_grid_bound(feeds["theta"]).max() + 2 * gamma(16 * 12, np.float32) * np.abs(want_mean)
+    assert_within(grid_mean, want_mean, bound, "the grid's mean")
 
 
 def test_two_samplers_sharing_a_grid_both_fuse():
@@ -124,8 +128,9 @@ def test_two_samplers_sharing_a_grid_both_fuse():
     result = fuse_alone(model)
     assert op_counts(result.model) == {"custom.ops::FusedGridSample": 2}
     feeds = dict(inputs([2, 3, 16, 12], [2, 2, 3]), x2=np.random.default_rng(1).random((2, 1, 16, 12), np.float32))
-    for got, want in zip(run_split(result.model, feeds), ort_run(model, feeds)):
-        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    (y, y2), (want_y, want_y2) = run_split(result.model, feeds), ort_run(model, feeds)
+    assert_warp_outputs(y, want_y, feeds)
+    assert_warp_outputs(y2, want_y2, {"x": feeds["x2"], "theta": feeds["theta"]}, mode="nearest")
 
 
 def test_align_corners_disagreement_keeps_sampler():
@@ -140,7 +145,7 @@ def test_align_corners_disagreement_keeps_sampler():
     assert attrs_of(custom_nodes(result.model)[0])["align_corners"] == 1
     assert "align_corners=1 and the sampler 0" in warnings_of(result)
     feeds = inputs([2, 3, 16, 12], [2, 2, 3])
-    np.testing.assert_allclose(run_split(result.model, feeds)[0], ort_run(model, feeds)[0], rtol=1e-5, atol=1e-5)
+    assert_warp_outputs(run_split(result.model, feeds)[0], ort_run(model, feeds)[0], feeds)
 
 
 # -- align_corners=1 and size-1 dims ------------------------------------------------------------
@@ -154,7 +159,7 @@ def test_size_one_static_matches_the_original():
     feeds = inputs([2, 3, 16, 12], [2, 2, 3])
     (want,) = ort_run(model, feeds)
     (got,) = run_split(result.model, feeds)
-    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    assert_warp_outputs(got, want, feeds)
     assert np.abs(want - torch_warp(feeds["x"], feeds["theta"], [1, 8], 1)).max() > 1e-2  # torch differs
 
 
@@ -164,7 +169,7 @@ def test_size_one_in_general_path_matches_the_original():
     result = fuse_alone(model)
     assert op_counts(result.model)["custom.ops::FusedGridSample"] == 1
     feeds = inputs([2, 3, 16, 12], [2, 3, 3], "M")
-    np.testing.assert_allclose(run_split(result.model, feeds)[0], ort_run(model, feeds)[0], rtol=1e-5, atol=1e-5)
+    assert_warp_outputs(run_split(result.model, feeds)[0], ort_run(model, feeds)[0], feeds)
 
 
 def test_size_one_dynamic_matches_the_original_at_run_time():
@@ -176,7 +181,7 @@ def test_size_one_dynamic_matches_the_original_at_run_time():
         feeds = inputs(shape, [shape[0], 2, 3])
         (want,) = ort_run(model, feeds)
         (got,) = run_split(result.model, feeds)
-        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5, err_msg=str(shape))
+        assert_warp_outputs(got, want, feeds, what=str(shape))
 
 
 def test_no_size_one_warning_without_size_one():
@@ -213,6 +218,7 @@ def test_kernel_wrappers(with_size_input):
     if not with_size_input:
         attrs["output_size"] = [5, 6]
     (y,) = fused_grid_sample([x, theta, *extra], attrs)
-    np.testing.assert_allclose(y, torch_warp(x, theta, [5, 6], 1, "bilinear", "border"), atol=1e-5)
+    assert_warp_outputs(y, torch_warp(x, theta, [5, 6], 1, "bilinear", "border"), {"x": x, "theta": theta},
+                        mode="bilinear", padding="border", align_corners=True)
     (grid,) = affine_grid([theta, *extra], attrs)
     assert grid.shape == (2, 5, 6, 2)

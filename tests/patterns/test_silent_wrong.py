@@ -13,6 +13,7 @@ from .graphs import op_counts
 from .helpers import fuse_alone, refusal_reasons
 from .runner import ort_run, run_split
 from .traps import ELEMENTWISE_OPS, coefficient_op, shared_symbol, shifted_by, size_one_special
+from ..error_bounds import assert_warp_outputs
 
 
 def signed_inputs(x_shape, theta_shape, seed=0):
@@ -43,8 +44,7 @@ def test_linear_twin_and_negation_fuse_and_match(index):
         assert op_counts(result.model)["custom.ops::FusedGridSample"] == 1, (op, result.report.summary())
         for seed in range(3):
             feeds = signed_inputs([3, 3, 16, 12], [3, 2, 3], seed)
-            np.testing.assert_allclose(run_split(result.model, feeds)[0], ort_run(model, feeds)[0],
-                                       rtol=1e-5, atol=1e-5)
+            assert_warp_outputs(run_split(result.model, feeds)[0], ort_run(model, feeds)[0], feeds, fused=result.model)
 
 
 def test_probe_thetas_span_signs_and_magnitudes():
@@ -81,7 +81,7 @@ def test_size_one_static_equals_the_original(out):
     result = fuse_alone(model)
     assert op_counts(result.model)["custom.ops::FusedGridSample"] == 1
     feeds = signed_inputs([2, 3, 16, 12], [2, 2, 3])
-    np.testing.assert_allclose(run_split(result.model, feeds)[0], ort_run(model, feeds)[0], rtol=1e-5, atol=1e-5)
+    assert_warp_outputs(run_split(result.model, feeds)[0], ort_run(model, feeds)[0], feeds, fused=result.model)
 
 
 @pytest.mark.parametrize("with_theta", [True, False])
@@ -100,7 +100,7 @@ def test_size_one_special_case_is_a_branch_on_sizes(value, with_theta):
         assert op_counts(fixed.model)["custom.ops::FusedGridSample"] == 1, (h, fixed.report.summary())
         feeds = signed_inputs([2, 3, h, 12], [2, 2, 3]) if with_theta else \
             {"x": np.random.default_rng(3).random([2, 3, h, 12], dtype=np.float32)}
-        np.testing.assert_allclose(run_split(fixed.model, feeds)[0], ort_run(model, feeds)[0], rtol=1e-5, atol=1e-5)
+        assert_warp_outputs(run_split(fixed.model, feeds)[0], ort_run(model, feeds)[0], feeds, fused=fixed.model)
 
 
 # -- (c) nothing decided from a dim's name -------------------------------------------------------
@@ -114,7 +114,7 @@ def test_shared_symbol_is_not_a_shared_value():
         feeds = signed_inputs(shape, [shape[0], 2, 3])
         got, want = run_split(result.model, feeds)[0], ort_run(model, feeds)[0]
         assert got.shape == want.shape == tuple(shape)
-        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+        assert_warp_outputs(got, want, feeds)
 
 
 def test_names_never_merge_probe_classes():
@@ -137,7 +137,7 @@ def test_shift_by_a_static_dim_is_a_map():
     result = fuse_alone(model)
     assert op_counts(result.model)["custom.ops::FusedGridSample"] == 1, result.report.summary()
     feeds = signed_inputs([3, 3, 16, 12], [3, 2, 3])
-    np.testing.assert_allclose(run_split(result.model, feeds)[0], ort_run(model, feeds)[0], rtol=1e-5, atol=1e-5)
+    assert_warp_outputs(run_split(result.model, feeds)[0], ort_run(model, feeds)[0], feeds, fused=result.model)
 
 
 def test_shift_by_the_item_index_is_refused():

@@ -10,6 +10,7 @@ from .builders import G, aten_pair, elementwise_homogeneous, matmul_range_grid, 
 from .graphs import custom_nodes, fused_settings, op_counts
 from .helpers import RNG, fuse_alone, inputs, torch_grid, torch_warp
 from .runner import attrs_of, ort_run, run_split
+from ..error_bounds import assert_warp_outputs
 
 
 def assert_untouched(model, result, reason: str):
@@ -31,8 +32,8 @@ def test_matmul_with_runtime_range_base_grid():
         feeds = inputs(shape, [shape[0], 2, 3])
         (want,) = ort_run(model, feeds)
         (got,) = run_split(result.model, feeds)
-        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
-        np.testing.assert_allclose(got, torch_warp(feeds["x"], feeds["theta"], shape[2:], 0), atol=1e-5)
+        assert_warp_outputs(got, want, feeds)
+        assert_warp_outputs(got, torch_warp(feeds["x"], feeds["theta"], shape[2:], 0), feeds, align_corners=False, mode="bilinear", padding="zeros")
 
 
 def test_elementwise_homogeneous_3x3():
@@ -46,7 +47,7 @@ def test_elementwise_homogeneous_3x3():
     feeds = inputs([2, 3, 16, 12], [2, 3, 3], "M")
     (want,) = ort_run(model, feeds)
     (got,) = run_split(result.model, feeds)
-    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    assert_warp_outputs(got, want, feeds)
 
 
 def test_volume_from_transposed_homogeneous_4x4():
@@ -66,7 +67,7 @@ def test_volume_from_transposed_homogeneous_4x4():
     assert op_counts(result.model) == {"Slice": 1, "custom.ops::FusedGridSample": 1}
     assert attrs_of(custom_nodes(result.model)[0])["output_size"] == [d, h, w]
     feeds = inputs([2, 2, 6, 5, 4], [2, 4, 4], "M")
-    np.testing.assert_allclose(run_split(result.model, feeds)[0], ort_run(model, feeds)[0], rtol=1e-5, atol=1e-5)
+    assert_warp_outputs(run_split(result.model, feeds)[0], ort_run(model, feeds)[0], feeds, fused=result.model)
 
 
 def test_half_precision_decomposition():
@@ -107,7 +108,7 @@ def test_baked_base_grid_under_symbolic_dims():
                               "output_size": [16, 12]}
     assert "s53=16" in " ".join(result.report.rewrites[0].warnings)
     feeds = inputs([3, 3, 16, 12], [3, 2, 3])
-    np.testing.assert_allclose(run_split(result.model, feeds)[0], ort_run(model, feeds)[0], rtol=1e-5, atol=1e-5)
+    assert_warp_outputs(run_split(result.model, feeds)[0], ort_run(model, feeds)[0], feeds, fused=result.model)
 
 
 # -- native pairs -------------------------------------------------------------------------------
@@ -131,7 +132,7 @@ def test_native_pair(dims, size):
         feeds = inputs([batch, 3, *spatial], [batch, dims, dims + 1])
         (want,) = ort_run(model, feeds)
         (got,) = run_split(result.model, feeds)
-        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+        assert_warp_outputs(got, want, feeds)
 
 
 def test_computed_output_size_reuses_the_size_tensor():
@@ -152,7 +153,7 @@ def test_computed_output_size_reuses_the_size_tensor():
     assert node.input[2] == size
     for shape_ in ([2, 3, 16, 12], [3, 3, 10, 14]):
         feeds = inputs(shape_, [shape_[0], 2, 3])
-        np.testing.assert_allclose(run_split(result.model, feeds)[0], ort_run(model, feeds)[0], rtol=1e-5, atol=1e-5)
+        assert_warp_outputs(run_split(result.model, feeds)[0], ort_run(model, feeds)[0], feeds, fused=result.model)
 
 
 @pytest.mark.parametrize("opset_mode, torch_mode", [("linear", "bilinear"), ("cubic", "bicubic"),
@@ -169,8 +170,8 @@ def test_aten_enums_map_to_torch_names():
     assert fused_settings(result.model) == [(1, "nearest", "reflection")]
     feeds = inputs([2, 3, 16, 12], [2, 2, 3])
     (got,) = run_split(result.model, feeds)
-    np.testing.assert_allclose(got, torch_warp(feeds["x"], feeds["theta"], [16, 12], 1, "nearest", "reflection"),
-                               atol=1e-5)
+    assert_warp_outputs(got, torch_warp(feeds["x"], feeds["theta"], [16, 12], 1, "nearest", "reflection"), feeds,
+                        mode="nearest", padding="reflection", align_corners=True)
 
 
 def test_contrib_sampler_with_matmul_grid():
@@ -181,7 +182,7 @@ def test_contrib_sampler_with_matmul_grid():
     feeds = inputs([2, 3, 16, 12], [2, 2, 3])
     (want,) = ort_run(model, feeds)
     (got,) = run_split(result.model, feeds)
-    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    assert_warp_outputs(got, want, feeds)
 
 
 def test_opset16_bicubic_name():
@@ -228,7 +229,7 @@ def test_constant_theta_fuses():
     (node,) = custom_nodes(result.model)
     assert node.input[1] == "fixed_theta_1" and attrs_of(node)["output_size"] == [8, 6]
     feeds = {"x": RNG.random((1, 3, 16, 12), dtype=np.float32)}
-    np.testing.assert_allclose(run_split(result.model, feeds)[0], ort_run(model, feeds)[0], rtol=1e-5, atol=1e-5)
+    assert_warp_outputs(run_split(result.model, feeds)[0], ort_run(model, feeds)[0], feeds, fused=result.model)
 
 
 def test_constant_grid_is_fitted():
@@ -243,7 +244,7 @@ def test_constant_grid_is_fitted():
     result = fuse_alone(model)
     assert op_counts(result.model) == {"custom.ops::FusedGridSample": 1}
     feeds = {"x": RNG.random((1, 3, 16, 12), dtype=np.float32)}
-    np.testing.assert_allclose(run_split(result.model, feeds)[0], ort_run(model, feeds)[0], rtol=1e-5, atol=1e-5)
+    assert_warp_outputs(run_split(result.model, feeds)[0], ort_run(model, feeds)[0], feeds, fused=result.model)
 
 
 def test_fixed_pixel_space_matrix_is_fitted():
@@ -263,7 +264,7 @@ def test_fixed_pixel_space_matrix_is_fitted():
     result = fuse_alone(model)
     assert op_counts(result.model) == {"custom.ops::FusedGridSample": 1}
     feeds = {"x": RNG.random((1, 3, h, w), dtype=np.float32)}
-    np.testing.assert_allclose(run_split(result.model, feeds)[0], ort_run(model, feeds)[0], rtol=1e-5, atol=1e-5)
+    assert_warp_outputs(run_split(result.model, feeds)[0], ort_run(model, feeds)[0], feeds, fused=result.model)
 
 
 def test_run_time_pixel_space_matrix_is_mapped():
@@ -285,7 +286,7 @@ def test_run_time_pixel_space_matrix_is_mapped():
     for batch in (1, 3):
         feeds = inputs([batch, 3, h, w], [batch, 2, 3])
         feeds["theta"][:, :, 2] *= 3  # translations in pixels
-        np.testing.assert_allclose(run_split(result.model, feeds)[0], ort_run(model, feeds)[0], rtol=1e-5, atol=1e-5)
+        assert_warp_outputs(run_split(result.model, feeds)[0], ort_run(model, feeds)[0], feeds, fused=result.model)
 
 
 def test_random_constant_grid_untouched():
@@ -315,7 +316,7 @@ def test_flat_theta_rows():
     assert op_counts(result.model) == {"Reshape": 1, "custom.ops::FusedGridSample": 1}
     feeds = {"x": RNG.random((2, 3, 16, 12), dtype=np.float32),
              "params": (np.array([1, 0, 0, 0, 1, 0]) + 0.2 * RNG.standard_normal((2, 6))).astype(np.float32)}
-    np.testing.assert_allclose(run_split(result.model, feeds)[0], ort_run(model, feeds)[0], rtol=1e-5, atol=1e-5)
+    assert_warp_outputs(run_split(result.model, feeds)[0], ort_run(model, feeds)[0], feeds, fused=result.model)
 
 
 def test_bicubic_volume_refused():

@@ -13,6 +13,7 @@ from surgeon.runtime import random_inputs
 
 from .conftest import PLUGINS
 from .toys import if_model, scale_model, scale_node, stn_pair, vi, warp_pair
+from ..error_bounds import assert_warp_outputs
 
 
 def feeds(n=1, c=3, h=32, w=32, seed=0):
@@ -30,7 +31,7 @@ def test_custom_model_matches_the_original_in_onnxruntime(ac, mode, pad):
     want = surgeon.run(orig, f, plugins=PLUGINS)["y"]
     got = surgeon.run(rew, f, plugins=PLUGINS)["y"]
     assert got.shape == (2, 3, 16, 12)
-    np.testing.assert_allclose(got, want, atol=1e-5)
+    assert_warp_outputs(got, want, f, mode=mode, padding=pad, align_corners=bool(ac))
 
 
 def test_stn_outputs_and_intermediates():
@@ -104,7 +105,7 @@ def test_if_with_custom_branches_runs_in_python(cond):
     f["cond"] = np.array(cond)
     want = surgeon.run(if_model(False), f, plugins=PLUGINS)["y"]
     got = surgeon.run(if_model(True), f, plugins=PLUGINS)["y"]
-    np.testing.assert_allclose(got, want, atol=1e-5)
+    assert_warp_outputs(got, want, f)
 
 
 def test_custom_node_in_a_loop_body_is_refused():
