@@ -3,16 +3,22 @@ x86-64 level: the goal is 60 s or less on 2 cores), then everything else (the on
 library, the CUDA variants when nvcc is there), each in a fresh build folder; wall time and
 CPU time (the compilers' user + system time).
 
-    python benchmarks/build_time.py [--jobs 2] [--fast-opt "-O2"] [--cuda OFF]
+    python benchmarks/build_time.py [--jobs 2] [--fast-opt "-O2"] [--cuda OFF] [--smoke]
 
 The build is the one pip runs (same CMakeLists.txt, Ninja when there), without pip's own
 overhead (its build environment, the wheel's zip): `pip install` adds ~10 s.
+
+--smoke (the tests run it, a few seconds) checks the script, not the build's speed: it
+configures (CUDA off unless --cuda is given) and compiles only the baseline level's ABI units
+(cpu_kernels.cpp, cpu_isa.cpp, thread_pool.cpp), not the fast paths, the library or the rest;
+its timings and its ratio to the goal mean nothing.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import platform
 import resource
 import shutil
 import subprocess
@@ -42,8 +48,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--jobs", type=int, default=2, help="parallel compiles (default 2: CI's cores)")
     parser.add_argument("--fast-opt", help="SURGEON_FAST_OPT: the CPU fast paths' optimisation flags")
-    parser.add_argument("--cuda", default="AUTO", help="SURGEON_CUDA: AUTO (default), ON, OFF")
+    parser.add_argument("--cuda", help="SURGEON_CUDA: AUTO (default), ON, OFF")
+    parser.add_argument("--smoke", action="store_true",
+                        help="check the script in seconds: configure, then the baseline level's ABI units only")
     args = parser.parse_args()
+    # nvcc's compiler checks alone take longer than the smoke's whole build
+    args.cuda = args.cuda or ("OFF" if args.smoke else "AUTO")
     cmake = shutil.which("cmake") or sys.exit("needs cmake on PATH")
     defines = [f"-DSURGEON_CUDA={args.cuda}", f"-DPython_EXECUTABLE={sys.executable}", "-DCMAKE_BUILD_TYPE=Release"]
     if args.fast_opt:
@@ -52,14 +62,19 @@ def main() -> int:
         defines += ["-G", "Ninja"]
     with tempfile.TemporaryDirectory(prefix="surgeon-build-") as build:
         rows = [("configure", *timed([cmake, "-S", str(ROOT), "-B", build, *defines]))]
-        rows.append(("CPU kernels, all levels", *timed([cmake, "--build", build, "--parallel", str(args.jobs),
-                                                         "--target", "surgeon_kernels_cpu"])))
-        rows.append(("the rest (op library, CUDA)", *timed([cmake, "--build", build, "--parallel",
-                                                             str(args.jobs)])))
+        if args.smoke:  # three small units of the real kernels' build: the one target named by level
+            level = "x86_64" if platform.machine().lower() in ("x86_64", "amd64") else "generic"
+            rows.append((f"smoke: {level} ABI units only", *timed([cmake, "--build", build, "--parallel",
+                                                                   str(args.jobs), "--target", f"sk_cpu_{level}_abi"])))
+        else:
+            rows.append(("CPU kernels, all levels", *timed([cmake, "--build", build, "--parallel", str(args.jobs),
+                                                             "--target", "surgeon_kernels_cpu"])))
+            rows.append(("the rest (op library, CUDA)", *timed([cmake, "--build", build, "--parallel",
+                                                                 str(args.jobs)])))
         cuda = "CUDA" if list(Path(build).rglob("libsurgeon_kernels_cuda*")) else "no CUDA"
     total_wall, total_cpu = sum(r[1] for r in rows), sum(r[2] for r in rows)
-    print(f"build on {args.jobs} jobs ({os.cpu_count()} CPUs here, {cuda}, fast paths "
-          f"{args.fast_opt or 'as CMakeLists.txt sets them'}):")
+    print(f"{'SMOKE (not the full build): ' if args.smoke else ''}build on {args.jobs} jobs "
+          f"({os.cpu_count()} CPUs here, {cuda}, fast paths {args.fast_opt or 'as CMakeLists.txt sets them'}):")
     for name, wall, cpu in rows + [("total", total_wall, total_cpu)]:
         print(f"  {name:30s} wall {wall:6.1f} s   CPU {cpu:6.1f} s")
     kernels = rows[0][1] + rows[1][1]

@@ -1,6 +1,6 @@
 """A fused model deployed in plain onnxruntime and in OpenVINO, one thread, against what it replaces.
 
-    python benchmarks/deploy.py [--reps 15] [--shapes 1x3x512x512 8x3x256x256]
+    python benchmarks/deploy.py [--reps 15] [--shapes 1x3x512x512 8x3x256x256] [--smoke]
 
 Per shape, the same warp (bilinear, zeros, align_corners=0) five ways:
   decomposition  torch.onnx.export(dynamo=True, opset 18) of affine_grid + grid_sample, as the
@@ -21,6 +21,9 @@ Then OpenVINO (CPU plugin, INFERENCE_NUM_THREADS=1, INFERENCE_PRECISION_HINT=f32
   native pair    the opset-20 AffineGrid + GridSample model: OpenVINO's own GridSample
 with each output's max |difference| from the original's output in onnxruntime (must be within
 1e-4), and the same at OpenVINO's default precision (bf16 on CPUs that have it) for reference.
+
+--smoke (the tests run it, seconds): one 1x3x16x16 shape, one rep, everything else as above
+(the export, the fuse, the checks, the OpenVINO rows); its ratios mean nothing.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) 
 
 THETA = np.array([[0.9, 0.2, 0.05], [-0.15, 0.95, -0.1]], np.float32)  # rotate, shear, shift
 SHAPES = [(1, 3, 512, 512), (8, 3, 256, 256)]
+SMOKE_SHAPES = [(1, 3, 16, 16)]
 
 
 def median_ms(fns: dict, reps: int, rounds: int = 3) -> dict:
@@ -190,8 +194,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=15)
     parser.add_argument("--shapes", nargs="+", metavar="NxCxHxW", help="default: 1x3x512x512 8x3x256x256")
+    parser.add_argument("--smoke", action="store_true", help="check the script in seconds: one tiny shape, one rep")
     args = parser.parse_args()
     shapes = [tuple(int(v) for v in s.split("x")) for s in args.shapes] if args.shapes else SHAPES
+    if args.smoke:
+        args.reps, shapes = 1, SMOKE_SHAPES
+        print("SMOKE: one tiny shape, one rep; the ratios mean nothing")
     import onnxruntime
     import torch
 

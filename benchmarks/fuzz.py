@@ -15,6 +15,9 @@ its far round (coordinates past +-20, dynamic dims past 64, integer inputs at -1
 
     python benchmarks/fuzz.py [--minutes 30] [--seed 0] [--jobs 1] [--timeout 60] [--out fuzz-findings]
     python benchmarks/fuzz.py --replay 0:123
+    python benchmarks/fuzz.py --smoke    # 10 cases of seed 2031 (traps included), one worker: the tests run it
+
+--smoke writes its findings to a temporary folder unless --out is given, and prints them.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ import argparse
 import json
 import multiprocessing as mp
 import resource
+import sys
+import tempfile
 import time
 import traceback
 from collections import Counter
@@ -553,11 +558,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, default=30.0)
     parser.add_argument("--cases", type=int, default=None, help="stop after this many cases")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=None, help="default 0 (--smoke: 2031, the first with traps)")
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds before a case counts as a hang")
-    parser.add_argument("--out", default="fuzz-findings", help="where findings and their models go")
+    parser.add_argument("--out", default=None, help="where findings and their models go (default fuzz-findings)")
     parser.add_argument("--replay", metavar="SEED:INDEX", help="run one case here and print its verdict")
+    parser.add_argument("--smoke", action="store_true", help="check the script in seconds: 10 cases, one worker")
     args = parser.parse_args()
     samples = sorted(p.name for p in SAMPLES.glob("*.onnx"))
     manifest = json.loads((SAMPLES / "manifest.json").read_text())
@@ -565,6 +571,23 @@ def main() -> None:
         seed, index = map(int, args.replay.split(":"))
         print(json.dumps(run_case(seed, index, samples, manifest), indent=1))
         return
+    if not args.smoke:
+        args.seed = 0 if args.seed is None else args.seed
+        campaign(args, samples, manifest, args.out or "fuzz-findings")
+        return
+    args.seed = PLANTS_FROM if args.seed is None else args.seed
+    args.cases, args.jobs, args.minutes = 10, 1, 5.0  # the minutes only bound a machine far slower than CI
+    with tempfile.TemporaryDirectory(prefix="fuzz-smoke-") as tmp:
+        out = args.out or tmp
+        campaign(args, samples, manifest, out)
+        found = Path(out) / "findings.jsonl"
+        if not args.out and found.exists():  # the folder goes: show what it held
+            sys.stdout.write(found.read_text())
+
+
+def campaign(args, samples: list[str], manifest: dict, out: str) -> None:
+    """Cases (args.seed, 0), (args.seed, 1)... on args.jobs workers until args.minutes or
+    args.cases; findings saved in ``out``; prints the summary line."""
     workers = [Worker(samples, manifest) for _ in range(args.jobs)]
     counts, start, index = Counter(), time.monotonic(), 0
     deadline = start + args.minutes * 60
@@ -581,7 +604,7 @@ def main() -> None:
                 counts["rewrites"] += verdict.get("rewrites", 0)
                 counts["raised"] += "raised" in verdict
                 if verdict["kind"] in bad or "raised" in verdict:
-                    save_finding(Path(args.out), verdict, samples)
+                    save_finding(Path(out), verdict, samples)
         if not more() and all(w.job is None for w in workers):
             break
     for w in workers:
@@ -592,7 +615,7 @@ def main() -> None:
           f"{counts['refused']} refused cleanly, {counts['invalid']} fused but not runnable as mutated; "
           f"silent wrong results {counts['wrong']} (+{counts['broken']} fused models that do not run), "
           f"crashes {counts['crash']}, hangs {counts['hang']}; reference-engine failures {counts['engine']}, "
-          f"pattern exceptions {counts['raised']}" + (f"; findings in {args.out}/findings.jsonl"
+          f"pattern exceptions {counts['raised']}" + (f"; findings in {out}/findings.jsonl"
                                                       if any(counts[k] for k in (*bad, "raised")) else ""))
 
 

@@ -8,7 +8,10 @@ MatMul weight (copied to the output as it is). The data file is sparse: it costs
 `fuse` copies it. Each command runs in its own process under an address-space limit, so a
 regression fails fast instead of taking the machine down.
 
-    python benchmarks/huge_weights.py [--gb 3.7] [--limit-gb 16] [--workdir DIR] [--skip-fuse]
+    python benchmarks/huge_weights.py [--gb 3.7] [--limit-gb 16] [--workdir DIR] [--skip-fuse] [--smoke]
+
+--smoke (the tests run it, seconds): the same commands on 4 MB of weights; its ratios say
+nothing of multi-GB weights.
 """
 
 from __future__ import annotations
@@ -84,7 +87,11 @@ def main() -> None:
     parser.add_argument("--limit-gb", type=float, default=16, help="address-space limit per command")
     parser.add_argument("--workdir", default=None)
     parser.add_argument("--skip-fuse", action="store_true", help="inspect only (fuse copies the weights)")
+    parser.add_argument("--smoke", action="store_true", help="check the script in seconds: 4 MB of weights")
     args = parser.parse_args()
+    if args.smoke:
+        args.gb = 0.004
+        print("SMOKE: 4 MB of weights")
     limit = int(args.limit_gb * 2**30)
     surgeon = [sys.executable, "-m", "surgeon"]
     with tempfile.TemporaryDirectory(dir=args.workdir) as work:

@@ -2,6 +2,7 @@
 measured in pairs of steady blocks, for every combination of benchmarks/kernels.py --table.
 
     python benchmarks/kernel_pairs.py [--pairs 5] [--block 0.2] [--shapes 1x3x512x512 ...] [--modes nearest ...]
+    python benchmarks/kernel_pairs.py --smoke    # tiny shapes, one pair of 1 ms blocks (the tests run it)
 
 A comparison alternates its two calls in blocks of --block seconds of back-to-back calls,
 --pairs times.  A pair's ratio is one block's median call time over the other's; each row
@@ -21,7 +22,7 @@ import statistics
 import time
 
 import numpy as np
-from kernels import TABLE_SHAPES, TABLE_SHAPES_3D, THETA, THETA_3D
+from kernels import SMOKE_TABLE_SHAPES, SMOKE_TABLE_SHAPES_3D, TABLE_SHAPES, TABLE_SHAPES_3D, THETA, THETA_3D
 
 
 def block_ms(fn, seconds: float) -> float:
@@ -64,8 +65,13 @@ def main() -> None:
     parser.add_argument("--shapes", nargs="+", metavar="NxCxHxW", help="only these shapes (default: the table's)")
     parser.add_argument("--modes", nargs="+", default=["bilinear", "nearest", "bicubic"],
                         choices=["bilinear", "nearest", "bicubic"])
+    parser.add_argument("--smoke", action="store_true",
+                        help="check the script in seconds: kernels.py's tiny table shapes, one pair of 1 ms blocks")
     args = parser.parse_args()
     shapes = [tuple(int(v) for v in s.split("x")) for s in args.shapes] if args.shapes else TABLE_SHAPES + TABLE_SHAPES_3D
+    if args.smoke:
+        args.pairs, args.block, shapes = 1, 0.001, SMOKE_TABLE_SHAPES + SMOKE_TABLE_SHAPES_3D
+        print("SMOKE: tiny shapes; the ratios mean nothing")
     print(f"Pairs of {args.block} s blocks, {args.pairs} pairs per value: median (min-max) of the pairs' ratios")
     print(f"{'shape':>15} {'mode':>8} {'padding':>10} ac {'2thr':>17} {'f16/f32':>17}")
     for shape in shapes:

@@ -5,6 +5,7 @@ GPU, also the CUDA kernel against torch on the GPU, with the memory bandwidth ac
 
     python benchmarks/kernels.py [--reps 15] [--threads 1 2] [--shapes 1x3x512x512 ...] [--gpu-only]
     python benchmarks/kernels.py --table [--reps 9] [--runs 3] [--modes nearest ...]
+    python benchmarks/kernels.py --smoke [--table | --gpu-only]
 
 --table times every 2-D mode x padding x align_corners (and 3-D trilinear / nearest with each
 padding) at one thread against torch, bilinear-zeros of the same shape and, for 3-channel 2-D
@@ -16,6 +17,12 @@ threads set to sleep, so that none steals the cores of the next).  Ratios are ba
 time / our time: above 1, we are faster.
 cv2 runs on channels-last copies made beforehand (its native layout) and, for a batch, one
 call per image; its bilinear uses 1/32-pixel fixed point, so its output differs slightly.
+Without cv2 (the bench extra installs it) its columns read '-'.
+
+--smoke (the tests run it, seconds) checks the script, not the speed: tiny shapes, one rep,
+one thread; the CPU rows, the per-call cost, the GPU rows (skipped without CUDA) and then the
+table, each through its real checks and printing (with --table: the table only; with
+--gpu-only: the GPU rows only).  It ignores --reps, --threads, --shapes and --runs.
 """
 
 from __future__ import annotations
@@ -32,6 +39,8 @@ import numpy as np
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 SHAPES = [(1, 3, 512, 512), (1, 3, 1024, 1024), (8, 3, 256, 256), (1, 64, 128, 128)]
+SMOKE_SHAPES = [(1, 3, 16, 16), (2, 3, 8, 8)]
+SMOKE_TABLE_SHAPES, SMOKE_TABLE_SHAPES_3D = [(1, 3, 8, 8)], [(1, 1, 4, 8, 8)]
 THETA = np.array([[0.9, 0.2, 0.05], [-0.15, 0.95, -0.1]], np.float32)  # rotate, shear, shift
 
 
@@ -88,14 +97,25 @@ def cv2_matrix(theta, h, w, ho, wo, align_corners=False):
     return np.array(rows, np.float64)
 
 
+def _cv2():
+    """cv2, or None where it is not installed (it is a bench extra, not a test one: CI runs
+    these rows without it)."""
+    try:
+        import cv2
+    except ImportError:
+        return None
+    return cv2
+
+
 def cpu_rows(reps: int, thread_counts, shapes) -> None:
-    import cv2
     import torch
     import torch.nn.functional as F
 
     import surgeon_ops.kernels as K
 
-    print("CPU, float32, bilinear, zeros, align_corners=0; median ms; ratio = baseline / fused")
+    cv2 = _cv2()
+    print("CPU, float32, bilinear, zeros, align_corners=0; median ms; ratio = baseline / fused"
+          + ("" if cv2 else "; cv2 not installed (pip install -e '.[bench]'): its columns read -"))
     print(f"{'shape':>18} {'thr':>3} {'fused':>8} {'torch':>8} {'x':>5} {'ort':>8} {'x':>5} {'cv2':>8} {'x':>5}")
     for n, c, h, w in shapes:
         rng = np.random.default_rng(0)
@@ -112,26 +132,30 @@ def cpu_rows(reps: int, thread_counts, shapes) -> None:
         assert np.abs(ours - ref).max() < 2e-4
         for threads in thread_counts:
             torch.set_num_threads(threads)
-            cv2.setNumThreads(threads)
             sess = ort_session(n, c, h, w, threads)
             # onnxruntime rounds its grid differently: ~1e-4 apart at 1024 pixels
             assert np.abs(sess.run(None, {"x": x, "theta": theta})[0] - ref).max() < 1e-3
-            assert np.abs(cv2.warpAffine(hwc[0], m, (w, h), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP)
-                          .reshape(h, w, c).transpose(2, 0, 1) - ref[0]).max() < 0.05
+            if cv2:
+                cv2.setNumThreads(threads)
+                assert np.abs(cv2.warpAffine(hwc[0], m, (w, h), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP)
+                              .reshape(h, w, c).transpose(2, 0, 1) - ref[0]).max() < 0.05
 
             def torch_fn():
                 return F.grid_sample(tx, F.affine_grid(tt, (n, c, h, w), align_corners=False), align_corners=False)
 
-            t = median_ms({
+            fns = {
                 "fused": lambda: K.fused_grid_sample(x, theta, (h, w), num_threads=threads),
                 "torch": torch_fn,
                 "ort": lambda: sess.run(None, {"x": x, "theta": theta}),
-                "cv2": lambda: [cv2.warpAffine(img, m, (w, h), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP)
-                                for img in hwc],
-            }, reps)
+            }
+            if cv2:
+                fns["cv2"] = lambda: [cv2.warpAffine(img, m, (w, h), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP)
+                                      for img in hwc]
+            t = median_ms(fns, reps)
             f = t["fused"]
+            cv2_cols = f"{t['cv2']:8.3f} {t['cv2'] / f:5.1f}" if cv2 else f"{'-':>8} {'-':>5}"
             print(f"{f'{n}x{c}x{h}x{w}':>18} {threads:>3} {f:8.3f} {t['torch']:8.3f} {t['torch'] / f:5.1f} "
-                  f"{t['ort']:8.3f} {t['ort'] / f:5.1f} {t['cv2']:8.3f} {t['cv2'] / f:5.1f}")
+                  f"{t['ort']:8.3f} {t['ort'] / f:5.1f} {cv2_cols}")
 
 
 TABLE_SHAPES = [(1, 3, 512, 512), (8, 3, 256, 256), (1, 64, 128, 128), (1, 256, 64, 64)]
@@ -150,11 +174,12 @@ def combo_table(reps: int, shapes=None, shapes_3d=None, modes=("bilinear", "near
     bilinear-zeros of the same shape, and the same call at two threads and in float16.  With
     runs > 1 the whole table is timed that many times and each value is the median over the
     runs (a shared machine's speed drifts by 2x over minutes)."""
-    import cv2
     import torch
 
     torch.set_num_threads(1)
-    cv2.setNumThreads(1)
+    cv2 = _cv2()
+    if cv2:
+        cv2.setNumThreads(1)
     print("\nEvery combination; median ms, one thread unless said; x = baseline / fused;\n"
           "/bz = fused / fused bilinear-zeros of the shape (same align_corners); /z = fused / fused\n"
           "zeros of the same mode; 2thr = one-thread / two-thread time; f16/f32 = float16 / float32\n"
@@ -190,7 +215,6 @@ def _print_row(row, v) -> None:
 
 def _row_fns(shape, mode, padding, ac, check=True) -> dict:
     """The calls one table row times, checked against torch (and cv2) first when ``check``."""
-    import cv2
     import torch
     import torch.nn.functional as F
 
@@ -209,9 +233,12 @@ def _row_fns(shape, mode, padding, ac, check=True) -> dict:
         return F.grid_sample(tx, grid, mode=mode, padding_mode=padding, align_corners=bool(ac))
 
     if check:  # the same computation: torch's BLAS grid may be an ulp off, which moves a rare
-        # nearest tie or bicubic tap; the bulk must agree
+        # nearest tie or bicubic tap; the bulk must agree.  THETA_3D puts ~2.4 % of the 3-D
+        # taps on exact ties (x.5), where two float32 roundings part: nearest differs at 1.4e-3
+        # of 1x1x64x128x128 (torch 2.13, align_corners=0) and at 1 of 256 elements of a tiny shape
         ours = K.fused_grid_sample(x, theta, size, mode, padding, ac)
-        assert np.mean(np.abs(ours - torch_fn().numpy()) > 1e-3) < 1e-3, (shape, mode, padding, ac)
+        rare = 1e-2 if mode == "nearest" else 1e-3
+        assert np.mean(np.abs(ours - torch_fn().numpy()) > 1e-3) < rare, (shape, mode, padding, ac)
     fns = {"fused": lambda: K.fused_grid_sample(x, theta, size, mode, padding, ac, num_threads=1),
            "torch": torch_fn,
            "two": lambda: K.fused_grid_sample(x, theta, size, mode, padding, ac, num_threads=2),
@@ -221,7 +248,8 @@ def _row_fns(shape, mode, padding, ac, check=True) -> dict:
            # row's own call again: its /z shows how far the machine lets a call differ from itself)
            "zeros": lambda: K.fused_grid_sample(x, theta, size, mode, "zeros", ac, num_threads=1),
            "bz": lambda: K.fused_grid_sample(x, theta, size, "bilinear", "zeros", ac, num_threads=1)}
-    if len(size) == 2 and c == 3 and mode == "bilinear":
+    cv2 = _cv2()
+    if cv2 and len(size) == 2 and c == 3 and mode == "bilinear":
         hwc = [np.ascontiguousarray(x[i].transpose(1, 2, 0)) for i in range(n)]
         m = cv2_matrix(THETA, *size, *size, align_corners=bool(ac))
         flags = cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP
@@ -345,17 +373,28 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=1, help="--table: time it this many times, print medians")
     parser.add_argument("--modes", nargs="+", default=["bilinear", "nearest", "bicubic"],
                         choices=["bilinear", "nearest", "bicubic"], help="the table's modes (default: all)")
+    parser.add_argument("--smoke", action="store_true",
+                        help="check the script in seconds: tiny shapes, one rep, one thread, every path")
     args = parser.parse_args()
     shapes = [tuple(int(v) for v in s.split("x")) for s in args.shapes] if args.shapes else None
     print(f"CPUs available: {len(os.sched_getaffinity(0))}")
+    if args.smoke:
+        print("SMOKE: tiny shapes, one rep; the timings mean nothing")
+        args.reps, args.threads, args.runs, shapes = 1, [1], 2, SMOKE_SHAPES  # runs 2: the medians' path
+    if args.smoke:  # the table in smoke: its own tiny shapes, 2-D and 3-D
+        table = (SMOKE_TABLE_SHAPES, SMOKE_TABLE_SHAPES_3D)
+    else:
+        table = ([s for s in shapes if len(s) == 4] if shapes else None,
+                 [s for s in shapes if len(s) == 5] if shapes else None)
     if args.table:
-        combo_table(args.reps, [s for s in shapes if len(s) == 4] if shapes else None,
-                    [s for s in shapes if len(s) == 5] if shapes else None, args.modes, args.runs)
+        combo_table(args.reps, *table, args.modes, args.runs)
         return
     if not args.gpu_only:
         cpu_rows(args.reps, args.threads, shapes or SHAPES)
         overhead_row(args.reps)
     gpu_rows(args.reps, shapes or SHAPES + [(16, 64, 256, 256)])
+    if args.smoke and not args.gpu_only:  # the table's own code too
+        combo_table(args.reps, *table, args.modes, args.runs)
 
 
 if __name__ == "__main__":

@@ -94,19 +94,32 @@ def _warp(nodes, inits, src: str, i: int, dynamo: bool, rng) -> str:
 
 def main() -> None:
     """Write a model to disk from its own process, so the benchmark's process stays small
-    (a forked child's peak memory would otherwise include the parent's)."""
+    (a forked child's peak memory would otherwise include the parent's).  Prints its node count.
+    --smoke (the tests run it): 30 blocks, 3 chains, 2 MB of weights, written to a temporary
+    folder when OUT is not given, and read back and checked."""
     import argparse
+    import os
+    import tempfile
 
     parser = argparse.ArgumentParser(description="write the synthetic benchmark model")
-    parser.add_argument("out")
+    parser.add_argument("out", nargs="?", help="where to write it (optional with --smoke)")
     parser.add_argument("--blocks", type=int, default=9800)
     parser.add_argument("--chains", type=int, default=200)
     parser.add_argument("--weight-bytes", type=int, default=370_000_000)
     parser.add_argument("--external", action="store_true", help="weights in OUT.data")
+    parser.add_argument("--smoke", action="store_true", help="a tiny model, checked after writing")
     args = parser.parse_args()
-    model = build(args.blocks, args.chains, args.weight_bytes)
-    location = __import__("os").path.basename(args.out) + ".data"
-    onnx.save(model, args.out, save_as_external_data=args.external, location=location, size_threshold=1024)
+    if args.smoke:
+        args.blocks, args.chains, args.weight_bytes = 30, 3, 2_000_000
+    elif not args.out:
+        parser.error("OUT is required without --smoke")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = args.out or os.path.join(tmp, "large.onnx")
+        model = build(args.blocks, args.chains, args.weight_bytes)
+        location = os.path.basename(out) + ".data"
+        onnx.save(model, out, save_as_external_data=args.external, location=location, size_threshold=1024)
+        if args.smoke:  # what was written loads, with its weights, and is a valid model
+            onnx.checker.check_model(onnx.load(out), full_check=True)
     print(len(model.graph.node))
 
 

@@ -9,7 +9,9 @@ clean-up are). Prints the CPU seconds per copy (median of --repeat runs, interle
 surgeon / onnxscript, and each one's time per copy against its own at the smallest size (flat:
 matching linear in the graph).
 
-    python benchmarks/match_scaling.py [--copies 1000 2000 4000 16000] [--repeat 3]
+    python benchmarks/match_scaling.py [--copies 1000 2000 4000 16000] [--repeat 3] [--smoke]
+
+--smoke (the tests run it, seconds): 20 and 40 copies, one run each.
 
 Needs onnxscript (installed with the test extra).
 """
@@ -97,7 +99,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--copies", type=int, nargs="+", default=[1000, 2000, 4000, 16000])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--smoke", action="store_true", help="check the script in seconds: 20 and 40 copies, one run")
     args = parser.parse_args()
+    if args.smoke:
+        args.copies, args.repeat = [20, 40], 1
     from onnxscript.rewriter import rewrite
 
     rule = onnxscript_rule()

@@ -1,6 +1,6 @@
 """What OpenVINO's default CPU precision does to the shipped samples, and what lint says of it.
 
-    python benchmarks/openvino_precision.py
+    python benchmarks/openvino_precision.py [--samples NAME.onnx ...] [--smoke]
 
 For every sample surgeon fuses: the original and the fused file (with surgeon_ops.openvino's
 extension) compiled for the CPU at OpenVINO's default precision (bf16 where the CPU has it) and
@@ -8,10 +8,14 @@ at INFERENCE_PRECISION_HINT=f32, each output's max |difference| from the origina
 onnxruntime (or torch, where onnxruntime cannot run it) on the sample's own inputs, and whether
 `surgeon lint --target openvino` flags a precision hazard (ov-grid-precision). A model OpenVINO
 cannot read shows the reason instead, and an output of another shape than the original's says so.
+
+--smoke (the tests run it, seconds): four samples, one of each kind of row (one lint passes, one
+lint flags, a 3-D one OpenVINO cannot read, one it computes at another shape).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
@@ -21,9 +25,18 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)  # samples/, tests/
+SMOKE_SAMPLES = ["affine_dynamo_opset18_2d.onnx", "stn_ts_opset20_2d.onnx", "affine_ts_opset20_3d.onnx",
+                 "size_one_rows_ts_opset20.onnx"]
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--samples", nargs="+", metavar="NAME.onnx", help="only these samples (default: every one)")
+    parser.add_argument("--smoke", action="store_true", help="check the script in seconds: four samples")
+    args = parser.parse_args()
+    if args.smoke:
+        args.samples = SMOKE_SAMPLES
+        print(f"SMOKE: {len(SMOKE_SAMPLES)} samples")
     import openvino as ov
 
     import surgeon
@@ -42,7 +55,11 @@ def main() -> None:
     print(f"{'sample':42} {'original ' + default:>14} {'f32':>9} {'lint':>4}   {'fused ' + default:>12} "
           f"{'f32':>9} {'lint':>4}")
     with tempfile.TemporaryDirectory() as tmp:
-        for name in sorted(n for n, e in manifest.items() if e["expected"] == "fuse"):
+        names = sorted(n for n, e in manifest.items() if e["expected"] == "fuse")
+        unknown = set(args.samples or []) - set(names)
+        if unknown:
+            sys.exit(f"not a sample surgeon fuses: {', '.join(sorted(unknown))}")
+        for name in [n for n in names if n in args.samples] if args.samples else names:
             sample = BY_FILE[name]
             feeds = make_inputs(sample, manifest[name]["inputs"], seed=0)
             want = original_outputs(name, feeds)

@@ -1,6 +1,6 @@
 """TensorRT with surgeon's plugins, on a machine with a GPU and TensorRT (gpu_check.sh runs it).
 
-    python benchmarks/tensorrt_check.py [--iters 200] [--prepare-only]
+    python benchmarks/tensorrt_check.py [--iters 200] [--prepare-only] [--smoke]
 
 For each 2-D sample that fuses for TensorRT (samples/models/manifest.json, at its input shapes):
   1. surgeon.fuse(target="tensorrt"), linted clean, built into an engine with the plugins
@@ -14,6 +14,9 @@ For each 2-D sample that fuses for TensorRT (samples/models/manifest.json, at it
 --prepare-only does what needs no GPU (fuse, lint, inputs, onnxruntime), to check the script.
 Exit 1 when a fused model fails to build or differs from onnxruntime; without TensorRT it says
 SKIPPED and exits 0 (pip install tensorrt-cu12 or -cu13 where NVIDIA's index is reachable).
+
+--smoke (the tests run it, seconds without TensorRT): what --prepare-only does and prints,
+then the run above with engines for the first 3 fused samples only, timed over 2 calls.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ROOT / "samples" / "models"
+SMOKE_ENGINES = 3
 
 
 def prepare(seed: int = 0):
@@ -142,14 +146,19 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iters", type=int, default=200)
     parser.add_argument("--prepare-only", action="store_true")
+    parser.add_argument("--smoke", action="store_true",
+                        help=f"check the script: --prepare-only's lines, then {SMOKE_ENGINES} engines, 2 calls each")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     cases = list(prepare())
-    if args.prepare_only:
+    if args.prepare_only or args.smoke:
         for name, case in cases:
             print(f"{name:42s} " + (case if isinstance(case, str) else f"fused, {len(case[2])} input(s), "
                                     f"onnxruntime reference ready (atol {case[4]:g})"))
-        return 0
+        if args.prepare_only:
+            return 0
+    if args.smoke:  # an engine build takes seconds: a few of them check the GPU half
+        args.iters, cases = 2, [c for c in cases if not isinstance(c[1], str)][:SMOKE_ENGINES]
     try:
         import tensorrt as trt
         import torch

@@ -2,6 +2,7 @@
 torch's own F.affine_grid + F.grid_sample, measured in the same run, on the CPU.
 
     python benchmarks/torch_op.py [--reps 21] [--threads 1 2] [--shapes 1x3x512x512 8x3x256x256]
+    python benchmarks/torch_op.py --smoke    # 1x3x16x16 and 2x3x8x8, one rep, one thread (the tests run it)
 
 Per shape and thread count (torch.set_num_threads, which the operator follows): forward
 (no grad), backward alone (the graph built beforehand), and forward + backward, with x and
@@ -94,7 +95,11 @@ def main():
     p.add_argument("--reps", type=int, default=21)
     p.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     p.add_argument("--shapes", nargs="+", default=["1x3x512x512", "8x3x256x256"])
+    p.add_argument("--smoke", action="store_true", help="check the script in seconds: tiny shapes, one rep, one thread")
     args = p.parse_args()
+    if args.smoke:
+        args.reps, args.threads, args.shapes = 1, [1], ["1x3x16x16", "2x3x8x8"]
+        print("SMOKE: tiny shapes, one rep; the ratios mean nothing")
     st.fused_grid_sample(torch.rand(1, 1, 4, 4), torch.tensor([THETA]))  # builds the kernels once
     print(f"torch {torch.__version__}; times in ms (median of {args.reps}); ratio = torch / ours")
     print(f"{'shape':>14} {'thr':>3} | {'forward':^24} | {'backward':^24} | {'forward+backward':^24} "
