@@ -22,11 +22,13 @@ def base_coords(n: int, align_corners: bool, size_one: float = TORCH) -> np.ndar
     return coords if align_corners else coords * (n - 1) / n
 
 
-def affine_grid(theta: np.ndarray, spatial, align_corners: bool, size_one=TORCH) -> np.ndarray:
+def affine_grid(theta: np.ndarray, spatial, align_corners: bool, size_one=TORCH, magnitudes=False) -> np.ndarray:
     """``[N, *spatial, k]`` grid of ``theta`` (``[N, k, k+1]``), float64.
 
     ``spatial`` is ``(H, W)`` or ``(D, H, W)``; the last grid channel is x (along W), as in torch.
     ``size_one``: the size-1 coordinate, for every dim or one per spatial dim (``spatial``'s order).
+    ``magnitudes``: the sum of the terms' magnitudes instead, ``|theta| . |base|`` (what rounding
+    scales with).
     """
     theta = np.asarray(theta, dtype=np.float64)
     spatial = [int(s) for s in spatial]
@@ -35,5 +37,7 @@ def affine_grid(theta: np.ndarray, spatial, align_corners: bool, size_one=TORCH)
     mesh = np.meshgrid(*reversed(axes), indexing="ij")  # each [*spatial], ordered (z,) y, x
     base = np.stack(list(reversed(mesh)) + [np.ones(spatial)], axis=-1)  # [*spatial, k+1]
     flat = base.reshape(-1, base.shape[-1])
+    if magnitudes:
+        flat, theta = np.abs(flat), np.abs(theta)
     grid = np.einsum("pj,nij->npi", flat, theta)
     return grid.reshape([theta.shape[0], *spatial, theta.shape[1]])

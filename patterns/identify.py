@@ -36,7 +36,7 @@ from .reparam import fit_items, fit_map
 from .sources import FixedSource, MapSource, PlainSource
 from .thetas import KIND_COUNT
 from .verdict import Failure, Outcome, Verdict, stale_grid_type
-from .verify import TOLERANCES, Agreement, compare, precision
+from .verify import GRID_TOLERANCES, TOLERANCES, Agreement, compare, precision
 
 MAP_SALT = 101  # probe thetas that fit a map are not the ones that then check it
 FIXED_ULPS = 16  # a constant grid's fit: rounding steps of its type it may be off by
@@ -58,7 +58,8 @@ class Identifier:
         grid_elem = ctx.dtype(cut.grid)
         theta_elem = ctx.dtype(cut.theta) if cut.theta else None
         self.precision = precision(ctx, cut, [grid_elem, theta_elem])
-        self.tol = TOLERANCES[self.precision]
+        self.tol = TOLERANCES[self.precision]  # fits of theta and maps
+        self.grid_tol = GRID_TOLERANCES[self.precision]  # a grid against affine_grid (rounding)
         elem = theta_elem or grid_elem or TensorProto.FLOAT
         self.region = Region(ctx, cut, symbols, helper.tensor_dtype_to_np_dtype(elem))
         self.layout = theta_layout(symbols.owners[cut.theta]) if cut.theta and mode != "fixed" else None
@@ -95,7 +96,7 @@ class Identifier:
             if expected.shape[0] not in (1, grid.shape[0]):
                 return Failure(f"the grid's batch {grid.shape[0]} is neither theta's ({expected.shape[0]}) "
                                "nor a broadcast of it", ran=True, grid_batch=grid.shape[0])
-            result = compare(grid, expected, acs, self.tol)
+            result = compare(grid, expected, acs, self.grid_tol)
             if not isinstance(result, Agreement):
                 what = {"plain": "affine_grid(theta)", "map": "affine_grid of an affine map of theta",
                         "fixed": "affine_grid of the fitted theta"}[self.mode]
@@ -178,7 +179,7 @@ class Identifier:
             # A grid of constants and sizes has no probe theta to scale an error: held to a few
             # rounding steps of its own type (a grid quantised to 2^-16 is not an affine one).
             eps = float(np.finfo(grid.dtype).eps)
-            self.tol = (FIXED_ULPS * eps * max(1.0, float(np.abs(grid).max())), FIXED_ULPS * eps)
+            self.tol = self.grid_tol = (FIXED_ULPS * eps * max(1.0, float(np.abs(grid).max())), FIXED_ULPS * eps)
         for ac in self.acs:
             theta = fit_items(grid, ac, self.tol)
             if theta is None:

@@ -17,6 +17,14 @@ from .analytic import SIZE_ONE, TORCH, affine_grid
 # atol is for grids of magnitude 1 and more; a smaller grid (a region that scales theta down)
 # is held to atol times its magnitude (``scaled``): else a bent base grid would pass at 1e-4.
 TOLERANCES = {"double": (1e-5, 1e-5), "single": (1e-5, 1e-5), "half": (5e-3, 5e-3), "bfloat16": (3e-2, 3e-2)}
+# A grid held to affine_grid(theta) is judged against rounding, not against a fixed fraction of
+# its values: each coordinate may be off by (atol, rtol) with rtol a share of the sum of its
+# terms' magnitudes, |theta| . |base| (summed in another order, a float32 grid's terms round by
+# their own size; the shipped forms stay under 13 unit roundoffs). 48 float32 roundoffs is
+# 4x that, and far under what a grid scaled by 1 + 1e-5 or rounded to 2^-16 is off by: an
+# error below a fixed rtol of 1e-5 grows with the coordinates, unseen by probes near 1.
+GRID_TOLERANCES = {"double": (1e-7, 48 * 2.0 ** -24), "single": (1e-7, 48 * 2.0 ** -24),
+                   "half": TOLERANCES["half"], "bfloat16": TOLERANCES["bfloat16"]}
 _PRECISION = {TensorProto.DOUBLE: "double", TensorProto.FLOAT: "single", TensorProto.FLOAT16: "half",
               TensorProto.BFLOAT16: "bfloat16"}
 _ORDER = ["double", "single", "half", "bfloat16"]
@@ -72,7 +80,8 @@ def _conventions(spatial, ac: int):
 
 
 def compare(grid: np.ndarray, theta: np.ndarray, acs, tol: tuple[float, float]) -> Agreement | Disagreement:
-    """``grid`` [B, *spatial, k] against affine_grid(theta) with theta [B or 1, k, k+1]."""
+    """``grid`` [B, *spatial, k] against affine_grid(theta) with theta [B or 1, k, k+1], each
+    coordinate within ``atol + rtol * (|theta| . |base|)`` (``GRID_TOLERANCES``)."""
     atol, rtol = scaled(tol, grid.astype(np.float64))
     spatial = grid.shape[1:-1]
     th = np.broadcast_to(theta, (grid.shape[0], *theta.shape[1:])) if theta.shape[0] == 1 else theta
@@ -81,9 +90,10 @@ def compare(grid: np.ndarray, theta: np.ndarray, acs, tol: tuple[float, float]) 
     for ac in acs:
         for coords, moved in _conventions(spatial, ac):
             expected = affine_grid(th, spatial, bool(ac), coords)
+            terms = affine_grid(th, spatial, bool(ac), coords, magnitudes=True)
             with np.errstate(invalid="ignore"):
                 err = np.abs(got - expected)
-                bad = ~(err <= atol + rtol * np.abs(expected))  # NaN counts as bad
+                bad = ~(err <= atol + rtol * terms)  # NaN counts as bad
             if not bad.any():
                 return Agreement(ac, moved)
             per_item = np.where(bad, np.nan_to_num(err, nan=np.inf), 0.0).reshape(grid.shape[0], -1).max(axis=1)
