@@ -12,7 +12,7 @@ import numpy as np
 
 from . import bounds
 from .elements import (AFFINE, BRANCHED, DIMS, KNOWN, OTHER, Abstract, NotProved, branch_of, broadcast,
-                       combine, mark_branch, reduce)
+                       combine, known, mark_branch, reduce)
 
 
 def finish(result: Abstract, out: np.ndarray) -> Abstract:
@@ -188,14 +188,35 @@ def _meta(parts, why):
     return inherited or why, data
 
 
+def clip_attributes(node, ins, vals, outs):
+    """Clip before opset 11: its bounds are attributes, defaulting to the type's extremes."""
+    if node.attr("min") is None and node.attr("max") is None:
+        return extreme(node, ins[:1], vals[:1], outs)
+    dtype = np.asarray(vals[0]).dtype
+    top = float(np.finfo(dtype).max) if dtype.kind == "f" else np.inf
+    low, high = np.asarray(node.attr("min", -top), dtype), np.asarray(node.attr("max", top), dtype)
+    return extreme(node, [ins[0], known(low), known(high)], [vals[0], low, high], outs)
+
+
+def _clamps_infinities(node, result: Abstract) -> Abstract:
+    """Clip without bounds: the identity on finite values, yet an infinity comes out as the
+    type's largest finite value (onnxruntime, every opset), which no affine map does."""
+    affine = result.kind >= AFFINE
+    if affine.any():
+        result.kind = np.where(affine, OTHER, result.kind).astype(np.int8)
+        result.why = result.why or f"{node.label} clamps values that depend on the variables at the type's " \
+                                   "extremes (an infinity comes out finite)"
+    return result
+
+
 def extreme(node, ins, vals, outs):
     """Min/Max (any arity) and Clip: a clamp of the variables is not affine; on sizes it must be
     settled at every dim (``Max(N, 1)`` is, ``Min(W, 64)`` is not)."""
     out = outs[0]
     if node.op_type == "Clip":
         x, low, high = (list(ins) + [None, None])[:3]
-        if low is None and high is None:
-            return same(node, ins[:1], vals[:1], outs)
+        if low is None and high is None:  # the bounds default to the type's extremes: a clamp of infinities
+            return [_clamps_infinities(node, same(node, ins[:1], vals[:1], outs)[0])]
         steps = [(p, True) for p in (low,) if p is not None] + [(p, False) for p in (high,) if p is not None]
         result = broadcast([x], out.shape)[0]
         for bound, is_max in steps:
@@ -359,7 +380,11 @@ def gemm(node, ins, vals, outs):
     if node.attr("transB", 0):
         b, vb = _transpose(b), vb.T
     product = matmul(node, [a, b], [va, vb], [np.zeros((va.shape[0], vb.shape[1]))])[0]
-    if len(ins) > 2 and ins[2] is not None:
+    # alpha = 0 or beta = 0: onnxruntime skips that term, so it reads none of its elements (an
+    # infinity there stays out of the result)
+    if float(node.attr("alpha", 1.0)) == 0.0:
+        product = known(np.zeros(product.shape))
+    if len(ins) > 2 and ins[2] is not None and float(node.attr("beta", 1.0)) != 0.0:
         c = broadcast([ins[2]], product.shape)[0]
         product = combine([product, c], product.shape, np.maximum(product.kind, c.kind))
     return [finish(product, outs[0])]
@@ -412,6 +437,15 @@ def einsum(node, ins, vals, outs):
     return [finish(_carry_branch(result, ins), outs[0])]
 
 
+def _shift_along(a: np.ndarray, axis: int, fill) -> np.ndarray:
+    """``a`` moved one step along ``axis``, ``fill`` entering at the start."""
+    shifted = np.roll(a, 1, axis=axis)
+    first = [slice(None)] * a.ndim
+    first[axis] = 0
+    shifted[tuple(first)] = fill
+    return shifted
+
+
 def cumsum(node, ins, vals, outs):
     a = ins[0]
     axis = int(np.asarray(vals[1]).reshape(-1)[0]) % max(a.kind.ndim, 1)
@@ -419,6 +453,8 @@ def cumsum(node, ins, vals, outs):
     kind, reads = (np.flip(a.kind, axis), np.flip(a.reads, axis)) if flip else (a.kind, a.reads)
     kind = np.maximum.accumulate(kind, axis=axis)
     reads = np.bitwise_or.accumulate(reads, axis=axis)
+    if node.attr("exclusive", 0):  # each sum stops before its own element: the first is 0
+        kind, reads = _shift_along(kind, axis, KNOWN), _shift_along(reads, axis, 0)
     if flip:
         kind, reads = np.flip(kind, axis), np.flip(reads, axis)
     inf = np.full(kind.shape, np.inf)

@@ -41,6 +41,7 @@ class Abstract:
     axes: tuple | None = None  # per axis: which input dim its length is (-1: none; axes.py)
     branch: str | None = None  # the first branch on sizes an element or axis length came out of
     resized: str | None = None  # a branch on sizes that set the length of some axis (``axes`` says which)
+    varies: bool = False  # the length of some axis follows the dims (a constant Expand'ed to W, say)
 
     @property
     def shape(self) -> tuple:
@@ -89,7 +90,7 @@ def _as_bounds(value: np.ndarray) -> np.ndarray:
 def move(a: Abstract, fn) -> Abstract:
     """The same data movement (reshape, transpose, gather...) applied to every part."""
     return Abstract(fn(a.kind), fn(a.reads), fn(a.lo), fn(a.hi), a.why, a.data,
-                    None if a.sym is None else fn(a.sym), branch=a.branch, resized=a.resized)
+                    None if a.sym is None else fn(a.sym), branch=a.branch, resized=a.resized, varies=a.varies)
 
 
 def merge_meta(parts) -> tuple[str | None, str | None]:
@@ -160,7 +161,9 @@ def reduce(a: Abstract, axes: tuple, keepdims: bool, kind_fn=np.max) -> Abstract
     reads = np.bitwise_or.reduce(a.reads, axis=axes, keepdims=keepdims) if a.reads.size else \
         np.zeros(kind.shape, np.uint32)
     inf = np.full(kind.shape, np.inf)
-    result = Abstract(kind, reads.astype(np.uint32), -inf, inf, a.why, a.data)
+    if a.varies:  # how many elements it reduces follows the dims: W ones sum to W
+        kind = np.maximum(kind, DIMS).astype(np.int8)
+    result = Abstract(kind, reads.astype(np.uint32), -inf, inf, a.why, a.data, varies=a.varies)
     if a.sym is not None:
         mask = np.any(a.sym == BRANCHED, axis=axes, keepdims=keepdims)
         result = mark_branch(result, np.asarray(mask), a.branch)
@@ -169,9 +172,14 @@ def reduce(a: Abstract, axes: tuple, keepdims: bool, kind_fn=np.max) -> Abstract
 
 def spread(a: Abstract, shape, branch: str | None = None) -> Abstract:
     """Every output element may depend on any input element (indices that change with dims);
-    ``branch``: the indices came out of a branch on sizes."""
+    ``branch``: the indices came out of a branch on sizes. Constants that differ are picked by the
+    dims, so the pick is shape-derived (a table gathered at an index computed from W)."""
     inf = np.full(shape, np.inf)
-    result = Abstract(np.full(shape, a.top(), np.int8), np.full(shape, a.all_reads(), np.uint32), -inf, inf,
-                      a.why, a.data, branch=a.branch)
+    top = a.top()
+    if top == KNOWN and a.lo.size and not (a.lo.min() == a.hi.max()):
+        top = DIMS
+    lo, hi = (np.full(shape, a.lo.min()), np.full(shape, a.hi.max())) if top == DIMS and a.top() == KNOWN else (-inf, inf)
+    result = Abstract(np.full(shape, top, np.int8), np.full(shape, a.all_reads(), np.uint32), lo, hi,
+                      a.why, a.data, branch=a.branch, varies=a.varies)
     mask = np.full(shape, bool(branch) or (a.sym is not None and bool((a.sym == BRANCHED).any())))
     return mark_branch(result, mask, branch or a.branch)

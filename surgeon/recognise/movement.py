@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from .arith import finish
-from .elements import AFFINE, BRANCHED, KNOWN, Abstract, NotProved, branch_of, dims, known, move
+from .bounds import branch
+from .elements import AFFINE, BRANCHED, DIMS, KNOWN, OTHER, Abstract, NotProved, branch_of, dims, known, mark_branch, move
 from .elements import spread as _spread_all
 
 
@@ -179,55 +180,85 @@ def gather_nd(node, ins, vals, outs):
     return [finish(move(a, lambda x: x[tuple(idx[..., i] for i in range(depth))]), outs[0])]
 
 
+_REDUCTIONS = ("none", "add", "mul", "max", "min")
+
+
+def _scatter(node, data: Abstract, updates: Abstract, where) -> Abstract:
+    """``data`` with ``updates`` written at ``where`` (an index tuple into data, one entry per
+    update element), as the op's ``reduction`` says. An element updated several times (a repeated
+    index) merges every update, not the last one; ``mul`` keeps it affine only while one factor
+    depends on the variables, ``max``/``min`` are a clamp of them and a branch on sizes."""
+    reduction = node.attr("reduction", "none")
+    result = move(data, np.copy)
+    if reduction == "none":
+        for field in ("kind", "reads", "lo", "hi"):
+            getattr(result, field)[where] = getattr(updates, field)
+        flags = np.asarray(data.syms() == BRANCHED).copy()  # overwritten elements are no longer the dims they were
+        flags[where] = updates.syms() == BRANCHED
+        result.sym = np.where(flags, BRANCHED, -1).astype(np.int32)
+        return result
+    np.maximum.at(result.kind, where, updates.kind)
+    np.bitwise_or.at(result.reads, where, updates.reads)
+    touched = np.zeros(data.shape, bool)
+    touched[where] = True
+    result.lo, result.hi = np.where(touched, -np.inf, result.lo), np.where(touched, np.inf, result.hi)
+    flags = np.asarray(data.syms() == BRANCHED).copy()
+    np.logical_or.at(flags, where, updates.syms() == BRANCHED)
+    if reduction == "mul":  # a product of two values that depend on the variables is not affine
+        factors = (data.kind >= AFFINE).astype(np.int64)
+        np.add.at(factors, where, (updates.kind >= AFFINE).astype(np.int64))
+        result.kind = np.where(factors > 1, OTHER, result.kind).astype(np.int8)
+        why = "multiplies values that depend on the variables"
+    elif reduction in ("max", "min"):
+        result.kind = np.where(touched & (result.kind >= AFFINE), OTHER, result.kind).astype(np.int8)
+        why = "clamps values that depend on the variables"
+    else:
+        why = None
+    if why and (result.kind == OTHER).any():
+        result.why = result.why or updates.why or f"{node.label} ({reduction}) {why}"
+    result.sym = np.where(flags, BRANCHED, -1).astype(np.int32)
+    if reduction in ("max", "min"):  # an extreme of sizes is decided at the probe's dims only
+        result = mark_branch(result, touched & (result.kind == DIMS),
+                             branch(node.label, f"takes the {reduction} of", [data, updates]))
+    return result
+
+
+def _scattered_anywhere(node, data: Abstract, updates: Abstract, shape, indices) -> Abstract:
+    """Indices that follow the dims: any update may land on any element, as the reduction says
+    (an unknown reduction, max or min, or mul of updates that may repeat: not affine)."""
+    result = spread(_union(data, updates), shape, indices)
+    reduction = node.attr("reduction", "none")
+    bends = reduction not in ("none", "add") and (updates.top() >= AFFINE or
+                                                  (reduction != "mul" and data.top() >= AFFINE))
+    if bends and (result.kind >= AFFINE).any():
+        result.kind = np.where(result.kind >= AFFINE, OTHER, result.kind).astype(np.int8)
+        result.why = result.why or f"{node.label} ({reduction}) combines values that depend on the variables " \
+                                   "otherwise than by adding them"
+    return result
+
+
 def scatter_nd(node, ins, vals, outs):
     data, updates = ins[0], ins[2]
-    if node.attr("reduction", "none") not in ("none", "add") or not _argument(node, ins, 1, "indices", selects=True):
-        return [finish(spread(_union(data, updates), np.shape(outs[0]), ins[1:2]), outs[0])]
+    if node.attr("reduction", "none") not in _REDUCTIONS or not _argument(node, ins, 1, "indices", selects=True):
+        return [finish(_scattered_anywhere(node, data, updates, np.shape(outs[0]), ins[1:2]), outs[0])]
     idx = np.asarray(vals[1]).astype(np.int64)
     depth = idx.shape[-1]
     idx = np.where(idx < 0, idx + np.array(data.shape[:depth]), idx)
     where = tuple(idx[..., i] for i in range(depth))
-    result = move(data, np.copy)
-    adding = node.attr("reduction", "none") == "add"
-    for field in ("kind", "reads"):
-        target, source = getattr(result, field), getattr(updates, field)
-        if adding and field == "kind":
-            target[where] = np.maximum(target[where], source)
-        elif adding:
-            target[where] = target[where] | source
-        else:
-            target[where] = source
-    result.lo[where] = -np.inf if adding else updates.lo
-    result.hi[where] = np.inf if adding else updates.hi
-    flags = np.asarray(data.syms() == BRANCHED).copy()  # overwritten elements are no longer the dims they were
-    flags[where] = (updates.syms() == BRANCHED) | (flags[where] if adding else False)
-    result.sym = np.where(flags, BRANCHED, -1).astype(np.int32)
-    return [finish(_meta_of(result, [data, updates]), outs[0])]
+    return [finish(_meta_of(_scatter(node, data, updates, where), [data, updates]), outs[0])]
 
 
 def scatter_elements(node, ins, vals, outs):
     data, updates = ins[0], ins[2]
-    if node.attr("reduction", "none") not in ("none", "add") or not _argument(node, ins, 1, "indices", selects=True):
-        return [finish(spread(_union(data, updates), np.shape(outs[0]), ins[1:2]), outs[0])]
+    if node.attr("reduction", "none") not in _REDUCTIONS or not _argument(node, ins, 1, "indices", selects=True):
+        return [finish(_scattered_anywhere(node, data, updates, np.shape(outs[0]), ins[1:2]), outs[0])]
     axis = int(node.attr("axis", 0)) % max(len(data.shape), 1)
     idx = np.asarray(vals[1]).astype(np.int64)
     idx = np.where(idx < 0, idx + data.shape[axis], idx)
-    result = move(data, np.copy)
-    adding = node.attr("reduction", "none") == "add"
-    for field in ("kind", "reads", "lo", "hi"):
-        target, source = getattr(result, field), getattr(updates, field)
-        if adding:
-            merged = np.take_along_axis(target, idx, axis)
-            source = {"kind": np.maximum(merged, source), "reads": merged | source,
-                      "lo": np.full(idx.shape, -np.inf), "hi": np.full(idx.shape, np.inf)}[field]
-        np.put_along_axis(target, idx, source, axis)
-    flags = np.asarray(data.syms() == BRANCHED).copy()
-    updated = np.asarray(updates.syms() == BRANCHED)
-    if adding:
-        updated = updated | np.take_along_axis(flags, idx, axis)
-    np.put_along_axis(flags, idx, updated, axis)
-    result.sym = np.where(flags, BRANCHED, -1).astype(np.int32)
-    return [finish(_meta_of(result, [data, updates]), outs[0])]
+    where = tuple(idx if d == axis else np.broadcast_to(np.arange(n).reshape([-1 if i == d else 1 for i in
+                                                                           range(idx.ndim)]), idx.shape)
+                  for d, n in enumerate(idx.shape))
+    return [finish(_meta_of(_scatter(node, data, updates, where), [data, updates]), outs[0])]
 
 
 def pad(node, ins, vals, outs):
@@ -235,7 +266,11 @@ def pad(node, ins, vals, outs):
     mode = node.attr("mode", "constant")
     if len(ins) > 1:
         if not _argument(node, ins, 1, "pads") or not _argument(node, ins, 3, "axes"):
-            return [finish(spread(a, np.shape(outs[0]), ins[1:]), outs[0])]
+            # where the fill ends and the data starts follows the dims: the fill is one of the values
+            fill = ins[2] if len(ins) > 2 and ins[2] is not None else known(np.zeros(()))
+            if fill.top() >= AFFINE:
+                raise NotProved(f"{node.label}: its pad value depends on the variables")
+            return [finish(spread(_flat_union(a, fill), np.shape(outs[0]), ins[1:]), outs[0])]
         pads = [int(p) for p in np.asarray(vals[1]).reshape(-1)]
         axes = [int(x) % len(a.shape) for x in np.asarray(vals[3]).reshape(-1)] if len(vals) > 3 and \
             vals[3] is not None else list(range(len(a.shape)))
@@ -268,7 +303,16 @@ def _union(a: Abstract, b: Abstract) -> Abstract:
                     np.array(-np.inf), np.array(np.inf), a.why or b.why, a.data or b.data)
 
 
+def _flat_union(a: Abstract, b: Abstract) -> Abstract:
+    """The elements of both, as one flat value (what ``spread`` picks from)."""
+    parts = [a, b]
+    cat = {f: np.concatenate([np.asarray(getattr(p, f)).reshape(-1) for p in parts])
+           for f in ("kind", "reads", "lo", "hi")}
+    return Abstract(cat["kind"], cat["reads"], cat["lo"], cat["hi"], a.why or b.why, a.data or b.data,
+                    branch=a.branch or b.branch, varies=a.varies or b.varies)
+
+
 def _meta_of(result: Abstract, parts) -> Abstract:
-    result.why = next((p.why for p in parts if p.why), None)
+    result.why = result.why or next((p.why for p in parts if p.why), None)
     result.data = next((p.data for p in parts if p.data), None)
     return result

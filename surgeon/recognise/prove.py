@@ -154,11 +154,14 @@ def prove(ctx, nodes, outputs: list[str], leaves: dict[str, Abstract], feeds: di
         if node.op_type.startswith("Random") or node.op_type == "Multinomial":
             raise NotProved(f"{node.label} draws random values")
         present = [p for p in ins if p is not None]
-        if all(p.top() == KNOWN and p.sym is None for p in present) and (domain, node.op_type) not in rules:
+        if all(p.top() == KNOWN and p.sym is None and not p.varies for p in present) and \
+                (domain, node.op_type) not in rules:
             for name, value in zip(outs, out_vals):  # constants in, constants out: no rule to run
                 abstract[name] = arith.finish(known(np.asarray(value)), value)
             continue
         rule = rules.get((domain, node.op_type)) or (TABLE.get(node.op_type) if domain == "" else None) or _unknown
+        if rule is arith.extreme and node.op_type == "Clip" and _opset(ctx) < 11:
+            rule = arith.clip_attributes
         try:
             results = rule(node, ins, vals, out_vals)
         except NotProved:
@@ -175,10 +178,17 @@ def prove(ctx, nodes, outputs: list[str], leaves: dict[str, Abstract], feeds: di
                 # a rule that does not follow branches element by element: all of it is suspect
                 result = mark_branch(result, result.kind != KNOWN, source)
             result.resized = result.resized or _resized(node, ins)
+            result.varies = result.varies or _varies(node, ins, result)
             abstract[name] = result
         if node.op_type in ("Cast", "CastLike") and _narrows(vals[0], out_vals[0]) and ins[0].top() >= DIMS:
             narrowed.append(node.label)
     return Proof({o: abstract_of(o) for o in outputs}, narrowed, values)
+
+
+def _opset(ctx) -> int:
+    """The model's default-domain opset (the latest when the context does not say)."""
+    opset = getattr(ctx, "opset", None)
+    return (opset("") if callable(opset) else None) or 10 ** 6
 
 
 # Inputs that set the length of an output's axes rather than its values.
@@ -194,6 +204,15 @@ def _resized(node, ins) -> str | None:
         return inherited
     sizing = [ins[i] for i in _SIZING.get(node.op_type, ()) if i < len(ins)]
     return branch_of(sizing)
+
+
+def _varies(node, ins, result) -> bool:
+    """The length of some axis of the output follows the dims: an input's does (and the op keeps
+    that axis or sums over it), a sizing input is not a constant, or an axis is an input dim."""
+    if any(p is not None and p.varies for p in ins):
+        return node.op_type not in ("Shape", "Size")  # a shape's own length is its input's rank
+    sizing = [ins[i] for i in _SIZING.get(node.op_type, ()) if i < len(ins) and ins[i] is not None]
+    return any(p.top() != KNOWN for p in sizing) or any(a not in (None, -1) for a in (result.axes or ()))
 
 
 def _narrows(source, target) -> bool:
