@@ -53,6 +53,8 @@ def conclude(ident, base: dict, first: Outcome, ac: int) -> Verdict | Refusal:
                                "elsewhere: whether the model keeps it there is not known")
             pinned_groups.add(g)
             verdict.pinned[rep] = base[rep]
+    if ident.proof and ident.proof.extent_branched:  # a branch sized the grid: its size tensor says, not a dim
+        computed |= set(range(1, len(first.shape) - 1))
     dims = [Computed() if a in computed else Follows(plan.rep(follows[a])) if a in follows else Static(int(n))
             for a, n in enumerate(first.shape[:-1])]
     if computed:

@@ -32,6 +32,7 @@ class GridProof:
     reads: int  # bitmask of theta's elements (one item, row-major) the grid is computed from
     item: int  # elements in one theta item
     narrowed: list[str]  # float casts that narrow on the way
+    extent_branched: bool = False  # the grid op's size came out of a branch: read it, never a dim
 
 
 def _grid_rule(theta_index: int, size_index: int | None):
@@ -57,12 +58,14 @@ def _grid_rule(theta_index: int, size_index: int | None):
             syms = [int(v) for v in size.syms().reshape(-1)]
             result.axes = (syms[0], *syms[2:], -1)
             result.branch = size.branch
-        if size is not None:
-            result.resized = size.resized or branch_of([size])
+        # A size computed any way at all (a floor division, a branch) only sets the grid's extent:
+        # the rewrite reads the same size tensor (a Computed dim), so its extent is the original's.
         source = branch_of([theta])
         if source:
             result = mark_branch(result, np.ones(out.shape, bool), source)
         return [result]
+    if size_index is not None:
+        rule.sizing = (size_index,)  # the size only sets the grid's extent
     return rule
 
 
@@ -135,7 +138,8 @@ def prove_grid(ctx, cut: Cut, symbols, feeds: dict, fixed: bool, group_of, value
         return Refusal(f"the grid is not affine in {'theta' if not fixed else 'its inputs'}: {why}")
     if branch_of([grid]):
         return Refusal(f"the grid's values depend on {branch_of([grid])}")
-    if grid.resized:  # only the batch may: the sampler holds it to the image's
+    kept = bool(grid.resized) and _extent_kept(cut)
+    if grid.resized and not kept:  # only the batch may: the sampler holds it to the image's
         axes = grid.axes
         if axes is None or axes[0] != BRANCHED or any(a == BRANCHED for a in axes[1:]):
             return Refusal(f"the grid's size depends on {grid.resized}")
@@ -146,7 +150,14 @@ def prove_grid(ctx, cut: Cut, symbols, feeds: dict, fixed: bool, group_of, value
     if cut.theta is not None and not fixed:
         layout = theta_layout(symbols.owners[cut.theta])
         item = layout.rows * layout.cols
-    return GridProof(grid.all_reads(), item, proof.narrowed)
+    return GridProof(grid.all_reads(), item, proof.narrowed, extent_branched=kept)
+
+
+def _extent_kept(cut: Cut) -> bool:
+    """The grid is a grid op's output whose extent is its size tensor: computed however it is (a
+    floor division, a branch), the rewrite reads that same tensor (every spatial dim Computed:
+    ``min(W, 64)`` is W at every probe, and past them it is not)."""
+    return any(k.size and k.node.outputs[0] == cut.grid for k in cut.known)
 
 
 def _declared_lie(ctx, cut: Cut, values: dict) -> str | None:

@@ -168,17 +168,17 @@ def prove(ctx, nodes, outputs: list[str], leaves: dict[str, Abstract], feeds: di
             raise
         except (ValueError, IndexError, TypeError) as exc:  # a rule meeting a shape it was not written for
             raise NotProved(f"{node.label}: cannot follow its elements ({type(exc).__name__}: {exc})") from None
+        sizing = getattr(rule, "sizing", None) or _SIZING.get(node.op_type, ())
         for name, result, axes in zip(outs, results, propagate(node, ins, vals, out_vals)):
             if result.axes is None or len(result.axes) != result.kind.ndim:
                 result.axes = axes if len(axes) == result.kind.ndim else None
-            sizing = _SIZING.get(node.op_type, ())
             source = branch_of([p for i, p in enumerate(ins) if i not in sizing])  # data, not sizes
             result.branch = result.branch or source  # the first branch a value came through
             if source and result.sym is None and (result.kind != KNOWN).any():
                 # a rule that does not follow branches element by element: all of it is suspect
                 result = mark_branch(result, result.kind != KNOWN, source)
-            result.resized = result.resized or _resized(node, ins)
-            result.varies = result.varies or _varies(node, ins, result)
+            result.resized = result.resized or _resized(node, ins, sizing)
+            result.varies = result.varies or _varies(node, ins, result, sizing)
             abstract[name] = result
         if node.op_type in ("Cast", "CastLike") and _narrows(vals[0], out_vals[0]) and ins[0].top() >= DIMS:
             narrowed.append(node.label)
@@ -191,28 +191,28 @@ def _opset(ctx) -> int:
     return (opset("") if callable(opset) else None) or 10 ** 6
 
 
-# Inputs that set the length of an output's axes rather than its values.
+# Inputs that set the length of an output's axes rather than its values (a pattern's rule says
+# its own with an attribute: ``rule.sizing = (1,)``).
 _SIZING = {"Reshape": (1,), "Expand": (1,), "Tile": (1,), "ConstantOfShape": (0,), "Range": (0, 1, 2),
            "Slice": (1, 2, 3, 4), "Pad": (1, 3), "Resize": (1, 2, 3), "Upsample": (1,), "Split": (1,)}
 
 
-def _resized(node, ins) -> str | None:
+def _resized(node, ins, sizing) -> str | None:
     """A branch on sizes that decided the length of some axis of the output (directly, or of an
     input it was computed from)."""
     inherited = next((p.resized for p in ins if p is not None and p.resized), None)
     if inherited:
         return inherited
-    sizing = [ins[i] for i in _SIZING.get(node.op_type, ()) if i < len(ins)]
-    return branch_of(sizing)
+    return branch_of([ins[i] for i in sizing if i < len(ins)])
 
 
-def _varies(node, ins, result) -> bool:
+def _varies(node, ins, result, sizing) -> bool:
     """The length of some axis of the output follows the dims: an input's does (and the op keeps
     that axis or sums over it), a sizing input is not a constant, or an axis is an input dim."""
     if any(p is not None and p.varies for p in ins):
         return node.op_type not in ("Shape", "Size")  # a shape's own length is its input's rank
-    sizing = [ins[i] for i in _SIZING.get(node.op_type, ()) if i < len(ins) and ins[i] is not None]
-    return any(p.top() != KNOWN for p in sizing) or any(a not in (None, -1) for a in (result.axes or ()))
+    sizes = [ins[i] for i in sizing if i < len(ins) and ins[i] is not None]
+    return any(p.top() != KNOWN for p in sizes) or any(a not in (None, -1) for a in (result.axes or ()))
 
 
 def _narrows(source, target) -> bool:

@@ -56,7 +56,6 @@ TRAPS = {
     "wrap with Mod": (lambda t: T.grid_op("Mod", t), "(Mod)", "is not affine"),
     "tiny quadratic term": (lambda t: T.grid_op("Square", t), "(Mul)", "multiplies two values that both depend"),
     "grid rounded to 2^-16": (lambda t: T.grid_op("Round", t), "(Round)", "rounds values that depend on"),
-    "output size min(W, 64)": (lambda t: T.size_branch("width", t), "(Min)", "a branch on sizes"),
     "int input gate k > 0": (lambda t: T.int_gate("greater", t), "(Greater)", "run-time integer input 'k'"),
     "int input gate min(float(k), 1)": (lambda t: T.int_gate("min", t), "(Cast)", "run-time integer input 'k'"),
     "columns picked by an int input": (T.int_index, "(Slice)", "not pick elements"),

@@ -84,3 +84,64 @@ def test_the_same_chains_without_a_bend_fuse():
     g.output("y")
     result = fuse_alone(g.model(10, extra_opsets=[("com.microsoft", 1)]))
     assert op_counts(result.model)["custom.ops::FusedGridSample"] == 1, result.report.summary()
+
+
+def _floor_div(g, a, b):
+    """Python's floor division as TorchScript writes it for sizes: Div, then a fix-up for
+    negative operands (Less, Xor, Mod via Sub/Mul, Equal, Not, And, Where)."""
+    zero = g.const(np.array(0, np.int64))
+    out = g.op("Div", a, b)
+    negative = g.op("Xor", g.op("Less", a, zero), g.op("Less", b, zero))
+    mod = g.op("Sub", a, g.op("Mul", out, b))
+    fix = g.op("And", negative, g.op("Not", g.op("Equal", mod, zero)))
+    return g.op("Where", fix, g.op("Sub", out, g.const(np.array(1, np.int64))), out)
+
+
+def floor_divided_size():
+    """affine_grid(theta, [N, C, H // 2, W // 2]): the size computed with branches, fed only to
+    AffineGrid's size (issue 39: refused as "a branch on sizes")."""
+    g = G()
+    x = g.input("x", ["N", 3, "H", "W"])
+    shape = g.op("Shape", x)
+    dims = [g.op("Gather", shape, g.const(np.array(i, np.int64)), axis=0) for i in range(4)]
+    two = g.const(np.array(2, np.int64))
+    parts = [dims[0], dims[1], _floor_div(g, dims[2], two), _floor_div(g, dims[3], two)]
+    size = g.op("Concat", *[g.op("Unsqueeze", p, g.ints([0])) for p in parts], axis=0)
+    g.op("GridSample", x, g.op("AffineGrid", g.input("theta", ["N", 2, 3]), size), out="y")
+    g.output("y")
+    return g.model(20)
+
+
+def test_a_size_computed_with_branches_only_sets_the_extent_and_fuses():
+    from ..error_bounds import assert_warp_outputs
+    from .runner import ort_run, run_split
+
+    model = floor_divided_size()
+    result = fuse_alone(model)
+    assert op_counts(result.model)["custom.ops::FusedGridSample"] == 1, result.report.summary()
+    rng = np.random.default_rng(0)
+    for shape in ([2, 3, 7, 13], [1, 3, 16, 12], [3, 3, 9, 4], [1, 3, 301, 130]):
+        feeds = {"x": rng.random(shape, dtype=np.float32),
+                 "theta": (np.eye(2, 3) + 0.3 * rng.standard_normal((shape[0], 2, 3))).astype(np.float32)}
+        got, want = run_split(result.model, feeds)[0], ort_run(model, feeds)[0]
+        assert got.shape == want.shape == (shape[0], 3, shape[2] // 2, shape[3] // 2)
+        assert_warp_outputs(got, want, feeds, mode="bilinear", padding="zeros", align_corners=False)
+
+
+def test_a_size_clamped_by_min_is_read_from_the_size_tensor_not_taken_for_w():
+    # min(W, 64) is W at every probe; the rewrite must read the size the model computes, or it is
+    # 36 pixels too wide at W = 100
+    from ..error_bounds import assert_warp_outputs
+    from . import traps_proof as T
+    from .runner import ort_run, run_split
+
+    model = T.size_branch("width")
+    result = fuse_alone(model)
+    assert op_counts(result.model)["custom.ops::FusedGridSample"] == 1, result.report.summary()
+    rng = np.random.default_rng(1)
+    for shape in ([2, 3, 8, 100], [1, 3, 5, 30], [2, 3, 4, 65]):
+        feeds = {"x": rng.random(shape, dtype=np.float32),
+                 "theta": (np.eye(2, 3) + 0.2 * rng.standard_normal((shape[0], 2, 3))).astype(np.float32)}
+        got, want = run_split(result.model, feeds)[0], ort_run(model, feeds)[0]
+        assert got.shape == want.shape == (shape[0], 3, shape[2], min(shape[3], 64))
+        assert_warp_outputs(got, want, feeds, mode="bilinear", padding="zeros", align_corners=False)
