@@ -65,8 +65,12 @@ def div(node, ins, vals, outs):
     a, b = broadcast(ins[:2], out.shape)
     kind = np.where(b.kind >= AFFINE, OTHER, np.maximum(a.kind, b.kind))
     lo, hi = bounds.div(a, b, out.shape)
-    return [finish(combine([a, b], out.shape, kind, lo, hi, why=f"{node.label} divides by a value that depends "
-                                                                  "on the variables"), out)]
+    result = combine([a, b], out.shape, kind, lo, hi, why=f"{node.label} divides by a value that depends on the "
+                                                          "variables")
+    if np.asarray(out).dtype.kind in "iu":  # integer division rounds: W // 128 steps where no probe looks
+        unit = (b.kind == KNOWN) & (np.abs(b.lo) == 1)
+        result = mark_branch(result, (result.kind == DIMS) & ~unit, bounds.branch(node.label, "divides, rounding,", ins))
+    return [finish(result, out)]
 
 
 def neg(node, ins, vals, outs):
@@ -93,7 +97,10 @@ def smooth(node, ins, vals, outs):
     parts = broadcast([p for p in ins if p is not None], out.shape)
     kinds = [p.kind for p in parts]
     kind = np.where(bounds.theta_dependent(kinds), OTHER, np.max(kinds, axis=0))
-    return [finish(combine(parts, out.shape, kind, why=f"{node.label} is not affine"), out)]
+    result = combine(parts, out.shape, kind, why=f"{node.label} is not affine")
+    # a curve of sizes (Sigmoid(W), Sqrt(W)) is pinned by no set of probe sizes: a coefficient made
+    # of it is not proved, a size made of it is only an extent (where a rule says so)
+    return [finish(mark_branch(result, result.kind == DIMS, bounds.branch(node.label, "bends", ins)), out)]
 
 
 def rounding(node, ins, vals, outs):
@@ -102,8 +109,10 @@ def rounding(node, ins, vals, outs):
     out = outs[0]
     kind = np.where(a.kind >= AFFINE, OTHER, a.kind)
     lo, hi = np.floor(a.lo), np.ceil(a.hi)
-    return [finish(combine([a], out.shape, kind, lo, hi, why=f"{node.label} rounds values that depend on the "
-                                                             "variables"), out)]
+    result = combine([a], out.shape, kind, lo, hi, why=f"{node.label} rounds values that depend on the variables")
+    # on sizes a size's rounding is a step between the sizes a probe tries (settled only when pinned)
+    stepped = (result.kind == DIMS) & ~((a.lo == a.hi) & (np.floor(a.lo) == a.lo))
+    return [finish(mark_branch(result, stepped, bounds.branch(node.label, "rounds", ins)), out)]
 
 
 def decided_unary(node, ins, vals, outs):

@@ -21,6 +21,7 @@ import numpy as np
 
 from . import arith, movement
 from .axes import propagate
+from .bounds import branch
 from .elements import AFFINE, DIMS, KNOWN, OTHER, Abstract, NotProved, branch_of, known, mark_branch
 
 Rule = Callable  # (node, ins, vals, outs) -> list[Abstract]
@@ -35,12 +36,15 @@ def _sub(node, ins, vals, outs):
 def _cast(node, ins, vals, outs):
     a = ins[0]
     source, target = np.asarray(vals[0]).dtype, np.asarray(outs[0]).dtype
-    if target.kind in "biu" and source.kind == "f" and a.top() >= AFFINE:
+    if target.kind in "biu" and source.kind == "f":
         result = arith.same(node, ins[:1], vals[:1], outs)[0]
-        result.kind = np.where(result.kind >= AFFINE, OTHER, result.kind).astype(np.int8)
-        result.why = result.why or f"{node.label} casts values that depend on the variables to {target} (it " \
-                                   "rounds, and wraps past the type's range)"
-        return [result]
+        if a.top() >= AFFINE:
+            result.kind = np.where(result.kind >= AFFINE, OTHER, result.kind).astype(np.int8)
+            result.why = result.why or f"{node.label} casts values that depend on the variables to {target} (it " \
+                                       "rounds, and wraps past the type's range)"
+        # truncating a size computed in floats steps where no probe looks (int(W * 0.3))
+        pinned = (a.lo == a.hi) & (np.floor(a.lo) == a.lo)
+        return [mark_branch(result, (result.kind == DIMS) & ~pinned, branch(node.label, "truncates", ins))]
     if target.kind == "f" and source.kind in "iu" and a.data and (a.kind == DIMS).any():
         raise NotProved(f"{node.label} turns the run-time integer input {a.data!r} into data; such an input may "
                         "only set sizes")

@@ -145,3 +145,31 @@ def test_a_size_clamped_by_min_is_read_from_the_size_tensor_not_taken_for_w():
         got, want = run_split(result.model, feeds)[0], ort_run(model, feeds)[0]
         assert got.shape == want.shape == (shape[0], 3, shape[2], min(shape[3], 64))
         assert_warp_outputs(got, want, feeds, mode="bilinear", padding="zeros", align_corners=False)
+
+
+def shifted_by_a_step_of_w(step):
+    """grid + 0.5 * s(W) along x, s stepping or bending between the sizes a probe tries: W // 128
+    (0 at every probe, 1 at W = 130), Floor(W / 128), Sigmoid(W) - 1, int(W * 0.01)."""
+    g = G()
+    x = g.input("x", ["N", 3, 16, "W"])
+    shape = g.op("Shape", x)
+    grid = g.op("AffineGrid", g.input("theta", ["N", 2, 3]), shape)
+    w = g.op("Gather", shape, g.ints([3]), axis=0)
+    wf = g.op("Cast", w, to=TensorProto.FLOAT)
+    s = {"integer division": lambda: g.op("Cast", g.op("Div", w, g.ints([128])), to=TensorProto.FLOAT),
+         "floor": lambda: g.op("Floor", g.op("Div", wf, g.const(np.float32([128])))),
+         "sigmoid": lambda: g.op("Sub", g.op("Sigmoid", wf), g.const(np.float32([1]))),
+         "truncating cast": lambda: g.op("Cast", g.op("Cast", g.op("Mul", wf, g.const(np.float32([0.01]))),
+                                                       to=TensorProto.INT64), to=TensorProto.FLOAT)}[step]()
+    shift = g.op("Concat", g.op("Mul", s, g.const(np.float32([0.5]))), g.const(np.zeros(1, np.float32)), axis=0)
+    g.op("GridSample", x, g.op("Add", grid, shift), out="y")
+    g.output("y")
+    return g.model(20)
+
+
+@pytest.mark.parametrize("step,op", [("integer division", "(Div) divides, rounding,"), ("floor", "(Floor) rounds"),
+                                     ("sigmoid", "(Sigmoid) bends"), ("truncating cast", "(Cast) truncates")])
+def test_a_coefficient_that_steps_between_probe_sizes_is_refused(step, op):
+    result = fuse_alone(shifted_by_a_step_of_w(step))
+    assert not result.report.rewrites, result.report.summary()
+    assert op in refusal_reasons(result)
