@@ -147,7 +147,22 @@ def slice_(node, ins, vals, outs):
         ax = int(ax) % rank
         idx = _onnx_slice(a.shape[ax], int(s), int(e), int(st))
         result = move(result, lambda x, idx=idx, ax=ax: np.take(x, idx, axis=ax))
+        if _follows_dims(a, ax) and not _whole(int(s), int(e), int(st)):
+            # fixed bounds on an axis as long as an input dim: Slice(0, 100) is the whole axis at
+            # every probe below 100, and past it cuts (its bounds are clamped at the probe's length)
+            result.resized = result.resized or (f"{node.label} cuts an axis as long as an input dim at fixed "
+                                                "bounds: past the sizes a probe tries it cuts elsewhere")
     return [finish(result, outs[0])]
+
+
+def _follows_dims(a: Abstract, axis: int) -> bool:
+    return a.axes is not None and axis < len(a.axes) and a.axes[axis] not in (-1, None)
+
+
+def _whole(start: int, end: int, step: int) -> bool:
+    """Bounds that take a whole axis of any length (ONNX clamps them)."""
+    big = 2 ** 31 - 1
+    return (start == 0 and end >= big) if step > 0 else (start >= big and end <= -big)
 
 
 def _gather_along(node, ins, vals, outs, take):

@@ -173,3 +173,18 @@ def test_a_coefficient_that_steps_between_probe_sizes_is_refused(step, op):
     result = fuse_alone(shifted_by_a_step_of_w(step))
     assert not result.report.rewrites, result.report.summary()
     assert op in refusal_reasons(result)
+
+
+@pytest.mark.parametrize("end,fuses", [(100, False), (2 ** 63 - 1, True)])
+def test_a_slice_with_fixed_bounds_on_a_dim_long_axis(end, fuses):
+    # Slice(grid, 0, 100) along W is the whole axis at every probe below 100; at W = 120 the
+    # original is 100 wide. A slice to the end of any length is the identity.
+    g = G()
+    x = g.input("x", ["N", 3, 16, "W"])
+    grid = g.op("AffineGrid", g.input("theta", ["N", 2, 3]), g.op("Shape", x))
+    g.op("GridSample", x, g.op("Slice", grid, g.ints([0]), g.ints([end]), g.ints([2])), out="y")
+    g.output("y")
+    result = fuse_alone(g.model(20))
+    assert bool(result.report.rewrites) == fuses, result.report.summary()
+    if not fuses:
+        assert "cuts an axis as long as an input dim at fixed bounds" in refusal_reasons(result)
