@@ -171,10 +171,35 @@ def _gather_along(node, ins, vals, outs, take):
     a = ins[0]
     axis = int(node.attr("axis", 0)) % max(len(a.shape), 1)
     if not _argument(node, ins, 1, "indices", selects=True):
+        if take is np.take and a.shape:
+            return [finish(_picked_along(node, a, axis, np.shape(outs[0]), ins[1:]), outs[0])]
         return [finish(spread(a, np.shape(outs[0]), ins[1:]), outs[0])]
     idx = np.asarray(vals[1]).astype(np.int64)
     idx = np.where(idx < 0, idx + a.shape[axis], idx)
     return [finish(move(a, lambda x: take(x, idx, axis=axis)), outs[0])]
+
+
+def _picked_along(node, a: Abstract, axis: int, shape, indices) -> Abstract:
+    """Gather at indices that follow the dims: an output element may be any element along
+    ``axis`` (and only along it), so it reads what they read together. Along an axis as long as
+    an input dim (items) that is exact at every size; along a fixed one (theta's rows), which
+    elements are read changes with the sizes, and values of the variables are not affine there."""
+    kind = np.max(a.kind, axis=axis, keepdims=True)
+    reads = np.bitwise_or.reduce(a.reads, axis=axis, keepdims=True)
+    lo, hi = np.min(a.lo, axis=axis, keepdims=True), np.max(a.hi, axis=axis, keepdims=True)
+    kind = np.where((kind == KNOWN) & (lo != hi), DIMS, kind)  # differing constants picked by the dims
+    k = len(shape) - (len(a.shape) - 1)  # the indices' rank
+    def place(x):
+        x = np.squeeze(x, axis=axis)
+        x = np.expand_dims(x, tuple(range(axis, axis + k))) if k else x
+        return np.broadcast_to(x, shape).copy()
+    result = Abstract(place(kind).astype(np.int8), place(reads).astype(np.uint32), place(lo), place(hi), a.why,
+                      a.data, branch=a.branch, varies=a.varies)
+    if not _follows_dims(a, axis) and (result.kind >= AFFINE).any():
+        result.kind = np.where(result.kind >= AFFINE, OTHER, result.kind).astype(np.int8)
+        result.why = result.why or (f"{node.label} picks values that depend on the variables at places that "
+                                    "follow the input dims: which elements it reads changes with the sizes")
+    return mark_branch(result, np.full(shape, bool(branch_of(indices))), branch_of(indices))
 
 
 def gather(node, ins, vals, outs):

@@ -188,3 +188,46 @@ def test_a_slice_with_fixed_bounds_on_a_dim_long_axis(end, fuses):
     assert bool(result.report.rewrites) == fuses, result.report.summary()
     if not fuses:
         assert "cuts an axis as long as an input dim at fixed bounds" in refusal_reasons(result)
+
+
+def gathered(where):
+    """Values picked at indices that follow the dims: theta's items at Range(N) (every item, in
+    order), or the grid's channel at Min(W - 1, 1) (y past W = 1, x at W = 1)."""
+    g = G()
+    x = g.input("x", ["N", 3, 16, "W"])
+    theta = g.input("theta", ["N", 2, 3])
+    shape = g.op("Shape", x)
+    if where == "items":
+        n = g.op("Squeeze", g.op("Gather", shape, g.ints([0]), axis=0), g.ints([0]))
+        items = g.op("Range", g.const(np.array(0, np.int64)), n, g.const(np.array(1, np.int64)))
+        theta = g.op("Gather", theta, items, axis=0)
+    grid = g.op("AffineGrid", theta, shape)
+    if where == "channels":
+        w = g.op("Gather", shape, g.ints([3]), axis=0)
+        channel = g.op("Min", g.op("Sub", w, g.ints([1])), g.ints([1]))
+        picked = g.op("Gather", grid, channel, axis=3)  # [N, H, W, 1]
+        grid = g.op("Concat", picked, g.op("Slice", grid, g.ints([1]), g.ints([2]), g.ints([3])), axis=3)
+    g.op("GridSample", x, grid, out="y")
+    g.output("y")
+    return g.model(20)
+
+
+def test_items_picked_at_indices_that_follow_the_batch_fuse_reading_each_element_once():
+    from ..error_bounds import assert_warp_outputs
+    from .runner import ort_run, run_split
+
+    model = gathered("items")
+    result = fuse_alone(model)
+    assert op_counts(result.model)["custom.ops::FusedGridSample"] == 1, result.report.summary()
+    feeds = {"x": np.random.default_rng(2).random((3, 3, 16, 9), dtype=np.float32),
+             "theta": (np.eye(2, 3) + 0.2 * np.random.default_rng(3).standard_normal((3, 2, 3))).astype(np.float32)}
+    assert_warp_outputs(run_split(result.model, feeds)[0], ort_run(model, feeds)[0], feeds, mode="bilinear",
+                        padding="zeros", align_corners=False)
+
+
+def test_grid_channels_picked_at_an_index_that_follows_w_are_refused():
+    result = fuse_alone(gathered("channels"))
+    assert not result.report.rewrites, result.report.summary()
+    reasons = refusal_reasons(result)
+    assert "picks values that depend on the variables at places that follow the input dims" in reasons or \
+        "branch" in reasons, reasons
