@@ -108,6 +108,24 @@ def _is_int_leaf(ctx: MatchContext, value: str) -> bool:
     return ctx.constant(value) is None and not _derivable(ctx, value)
 
 
+_WIDER = {(TensorProto.FLOAT16, TensorProto.FLOAT), (TensorProto.FLOAT16, TensorProto.DOUBLE),
+          (TensorProto.FLOAT, TensorProto.DOUBLE), (TensorProto.BFLOAT16, TensorProto.FLOAT),
+          (TensorProto.BFLOAT16, TensorProto.DOUBLE)}
+
+
+def _unwiden(ctx: MatchContext, theta: str, walk: BackWalk) -> str:
+    """A theta that only widens another (float32 cast to double before affine_grid): cut at the
+    narrower one, which holds the same values, so the rewrite reads theta in its own type."""
+    node = ctx.producer(theta)
+    if node is None or not node.is_op("Cast") or ctx.constant(theta) is not None:
+        return theta
+    source = node.inputs[0]
+    if (ctx.dtype(source), ctx.dtype(theta)) not in _WIDER or theta_form(ctx, source) is None:
+        return theta
+    walk.take(node)
+    return source
+
+
 def _unflatten(ctx: MatchContext, theta: str, walk: BackWalk) -> str:
     """A flat theta ([N, 9]) that only reshapes a matrix ([N, 3, 3]): cut at the matrix, so the
     rewrite reads it directly instead of reshaping it back."""
@@ -199,6 +217,6 @@ def cut_grid(ctx: MatchContext, grid: str, image: str, pattern_name: str, past=f
     theta = live[0] if live else fixed[0] if fixed else None
     constants.update((c, None) for c in fixed if c != theta)
     if theta is not None:
-        theta = _unflatten(ctx, theta, walk)
+        theta = _unflatten(ctx, _unwiden(ctx, theta, walk), walk)
     return Cut(grid, theta, walk.nodes(), shape_leaves, known, list(constants), folded, constant_theta=not live,
                  int_leaves=list(int_leaves))

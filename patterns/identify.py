@@ -177,8 +177,10 @@ class Identifier:
         self.k = k
         if self.precision in ("single", "double"):
             # A grid of constants and sizes has no probe theta to scale an error: held to a few
-            # rounding steps of its own type (a grid quantised to 2^-16 is not an affine one).
-            eps = float(np.finfo(grid.dtype).eps)
+            # rounding steps of its own type (a grid quantised to 2^-16 is not an affine one), and
+            # of float32 at most: the rewrite computes in float32, so a double grid holding
+            # float32's precision (MONAI's, affine to 5.5e-8) is the one it writes.
+            eps = float(np.finfo(np.float32 if grid.dtype == np.float64 else grid.dtype).eps)
             self.tol = self.grid_tol = (FIXED_ULPS * eps * max(1.0, float(np.abs(grid).max())), FIXED_ULPS * eps)
         for ac in self.acs:
             theta = fit_items(grid, ac, self.tol)
