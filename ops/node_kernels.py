@@ -120,7 +120,9 @@ CUSTOM_OPS = [
              to_standard=standard.fused_grid_sample, function=functions.fused_grid_sample,
              draw_inputs={1: draw_theta}, position_inputs=(1,), tensorrt_plugin=_plugin("FusedGridSample")),
     CustomOp(DOMAIN, "AffineGrid", kernel=affine_grid, ort_library=ort_library, openvino_extension=openvino_extension,
-             to_standard=standard.affine_grid,
+             # Opset 20's AffineGrid takes the same inputs and attribute and gives the same grid; only a size-1
+             # dim with align_corners=1, which ONNX leaves undefined (its reference -1, onnxruntime +1), is torch's 0.
+             to_standard=standard.affine_grid, standard_op="AffineGrid",
              function=functions.affine_grid, draw_inputs={0: draw_theta}, position_inputs=(0,),
              tensorrt_plugin=_plugin("AffineGrid")),
     CustomOp("org.pytorch.aten", "ATen", kernel=aten),

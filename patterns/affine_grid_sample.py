@@ -4,8 +4,8 @@ the grid is needed by itself).
 
 Options read: ``target`` — ``fused-grid-sample`` (default), ``affine-grid`` (write
 ``custom.ops::AffineGrid`` and keep a standard sampler) or ``tensorrt`` (the TensorRT profile of
-surgeon_ops.tensorrt: plugin lookup attributes, static output sizes only); ``openvino`` names
-an engine that runs the default form (with surgeon_ops.openvino).
+surgeon_ops.tensorrt: plugin lookup attributes, static output sizes only); ``onnxruntime`` and
+``openvino`` name engines that run the default form (with surgeon_ops.ort, surgeon_ops.openvino).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ class AffineGridSample(Pattern):
     anchor_ops = ANCHOR_OPS
     domains = {CUSTOM_DOMAIN: 1}
     ops = CUSTOM_OPS
+    targets = TARGETS + tuple(ENGINE_FORMS)
 
     def __init__(self):
         self._recognise = Recogniser(self.name)  # keeps probe verdicts by region structure

@@ -31,8 +31,9 @@ HALF_GRID_CEILING = 0.125
 
 FUSED, AFFINE, TENSORRT = "fused-grid-sample", "affine-grid", "tensorrt"
 TARGETS = (FUSED, AFFINE, TENSORRT)  # tensorrt: the fused form in the TensorRT profile (surgeon_ops.tensorrt)
-# Engines that run the contract's own ops (an extension): their name asks for the fused form.
-ENGINE_FORMS = {"openvino": FUSED}
+# Engines that run the contract's own ops (an op library, an extension): their name asks for the
+# fused form.
+ENGINE_FORMS = {"onnxruntime": FUSED, "openvino": FUSED}
 
 
 def _piece(symbols: Symbols, dim, size_value: str | None, axis: int) -> Piece | None:

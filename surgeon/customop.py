@@ -17,6 +17,9 @@ Every field but the op's name is optional; the engine uses what is there:
   outputs, under their names (with the ``RewriteContext`` a pattern's ``rewrite`` gets), for
   default-domain opset ``opset``; or returns a reason (str) why that opset cannot express this
   node, writing nothing. ``unfuse`` uses it; the engine removes the node.
+- ``standard_op``: the name of a standard (default-domain) op that this op equals node for node:
+  the same inputs, attributes and outputs, meaning the same. ``unfuse`` to an opset before that
+  op's first writes such standard nodes with this op's ``to_standard``, as it does this op's.
 - ``function(opset, input_shapes) -> FunctionProto | str``: a model-local function body for the
   op at default-domain opset ``opset``, for a node whose inputs have these shapes (one entry per
   input given: the arity is ``len(input_shapes)``; each a tuple of dims, int or str, or None
@@ -55,6 +58,7 @@ class CustomOp:
     ort_library: Callable[[str], str] | None = None
     openvino_extension: Callable[[], str] | None = None
     to_standard: Callable[..., "str | None"] | None = None
+    standard_op: str | None = None
     function: Callable[..., Any] | None = None
     draw_inputs: Mapping[int, Draw] | None = None
     position_inputs: tuple[int, ...] = ()

@@ -51,7 +51,7 @@ def _check_nodes(proto: ModelProto, have: int, target: int) -> None:
     ctx = checker.C.CheckerContext()
     ctx.ir_version = proto.ir_version
     ctx.opset_imports = {("" if o.domain == "ai.onnx" else o.domain): o.version for o in proto.opset_import}
-    for node in _walk(proto.graph.node):
+    for node in walk_nodes(proto.graph.node):
         if node.domain not in _DEFAULT or subgraphs_of(node):
             continue
         try:
@@ -108,7 +108,7 @@ def _failing_node(proto: ModelProto, target: int, why: str, limit: int = 2000) -
     shapes = ShapeTable(proto)
     consts = {t.name: t for t in proto.graph.initializer if int(np.prod(t.dims)) <= SMALL and t.data_location != 1}
     imports = [o for o in proto.opset_import]
-    for k, node in enumerate(n for n in _walk(proto.graph.node) if n.domain in _DEFAULT):
+    for k, node in enumerate(n for n in walk_nodes(proto.graph.node) if n.domain in _DEFAULT):
         if k >= limit:
             break
         if named and node.op_type not in named:
@@ -132,12 +132,12 @@ def _failing_node(proto: ModelProto, target: int, why: str, limit: int = 2000) -
     return None
 
 
-def _walk(nodes):
+def walk_nodes(nodes):
     """Nodes and the nodes of their bodies (If/Loop/Scan), recursively."""
     for node in nodes:
         yield node
         for body in subgraphs_of(node):
-            yield from _walk(body.node)
+            yield from walk_nodes(body.node)
 
 
 def drop_unused(proto: ModelProto, ops: set[tuple[str, str]]) -> list[str]:
@@ -145,8 +145,8 @@ def drop_unused(proto: ModelProto, ops: set[tuple[str, str]]) -> list[str]:
     model-local functions when nothing calls them, then the import of each of their domains
     that no node (of the graphs or of the remaining functions) uses. Returns those domains."""
     def calls() -> set:
-        found = {(n.domain, n.op_type) for n in _walk(proto.graph.node)}
-        return found | {(n.domain, n.op_type) for f in proto.functions for n in _walk(f.node)}
+        found = {(n.domain, n.op_type) for n in walk_nodes(proto.graph.node)}
+        return found | {(n.domain, n.op_type) for f in proto.functions for n in walk_nodes(f.node)}
 
     called = calls()
     keep = [f for f in proto.functions if (f.domain, f.name) not in ops or (f.domain, f.name) in called]

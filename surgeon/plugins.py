@@ -17,7 +17,7 @@ from importlib.metadata import entry_points
 from typing import Iterable, Sequence
 
 from .customop import CustomOp
-from .errors import SurgeonError
+from .errors import ArgumentTypeError, PluginError, SurgeonError
 from .rewrite.pattern import Pattern, check_definition
 
 GROUP = "surgeon.patterns"
@@ -54,6 +54,20 @@ class Plugin:
     @property
     def name(self) -> str:
         return self.pattern.name
+
+    @property
+    def label(self) -> str:
+        """The one name reports, logs and errors give the plugin: the installed package and its
+        version (``surgeon 0.1.0``); for a pattern not installed (``--plugin``, or passed to the
+        call), its class as ``module:Name``."""
+        return pattern_label(self.pattern, self.origin)
+
+
+def pattern_label(pattern: Pattern, origin: Origin | None) -> str:
+    """``Plugin.label`` for a pattern and its origin (None: unknown, the class is named)."""
+    if origin is not None and origin.source.startswith("entry point"):
+        return origin.label
+    return f"{type(pattern).__module__}:{type(pattern).__name__}"
 
 
 @dataclass
@@ -93,12 +107,15 @@ class PluginSet:
         found = cls(extra_ops=list(ops))
         given = Origin("-", "-", "given", explicit=True)
         for item in patterns:
-            group = _as_patterns(item, repr(item))
+            try:
+                group = _as_patterns(item, repr(item))
+            except TypeError as exc:
+                raise ArgumentTypeError(f"plugins: {exc}") from None
             for p in group:
                 try:
                     _checked(p)
                 except Exception as exc:
-                    raise SurgeonError(str(exc)) from None
+                    raise PluginError(str(exc), plugin=pattern_label(p, None)) from None
             found._add(group, given)
         return found.select(only, skip)
 
@@ -118,7 +135,7 @@ class PluginSet:
         known = {p.name for p in self.plugins}
         for name in only + skip:
             if name not in known:
-                raise SurgeonError(f"no pattern named {name!r} (installed: {', '.join(sorted(known)) or 'none'})")
+                raise PluginError(f"no pattern named {name!r} (installed: {', '.join(sorted(known)) or 'none'})")
         for p in self.plugins:
             p.enabled = (not only or p.name in only) and p.name not in skip
         return self
@@ -133,10 +150,13 @@ class PluginSet:
                                         f"pattern {name!r}", lambda p: p.origin)
         return list(chosen.values())
 
+    def targets(self) -> tuple[str, ...]:
+        """The ``fuse --target`` names the enabled patterns declare (``Pattern.targets``)."""
+        return tuple(dict.fromkeys(t for p in self.enabled() for t in p.pattern.targets))
+
     def origin_label(self, pattern_name: str) -> str:
-        """Where the pattern of that name comes from, for reports: the package and version, the
-        ``--plugin`` spec, ``module:Class`` for a pattern passed to the call, "" when no plugin of
-        this set gives it."""
+        """Where the pattern of that name comes from, for reports (``Plugin.label``); "" when no
+        plugin of this set gives it."""
         offers = [p for p in self.plugins if p.name == pattern_name]
         if not offers:
             return ""
@@ -144,9 +164,7 @@ class PluginSet:
             chosen = self._choose(offers, f"pattern {pattern_name!r}", lambda p: p.origin)
         except SurgeonError:
             chosen = offers[0]
-        if chosen.origin.source == "given":
-            return f"{type(chosen.pattern).__module__}:{type(chosen.pattern).__name__}"
-        return chosen.origin.label
+        return chosen.label
 
     def domains(self) -> dict[str, int]:
         """Custom domain -> opset version the enabled patterns write; two versions are an error."""
@@ -155,7 +173,7 @@ class PluginSet:
             for domain, version in plugin.pattern.domains.items():
                 seen = versions.setdefault(domain, (version, plugin))
                 if seen[0] != version:
-                    raise SurgeonError(f"domain {domain!r}: pattern {seen[1].name!r} writes version {seen[0]} "
+                    raise PluginError(f"domain {domain!r}: pattern {seen[1].name!r} writes version {seen[0]} "
                                        f"and pattern {plugin.name!r} version {version}")
         return {d: v for d, (v, _) in versions.items()}
 
@@ -170,6 +188,25 @@ class PluginSet:
         if not distinct:
             return None
         return self._choose(distinct, f"op {domain}::{op_type}", lambda item: item[1].origin)[0]
+
+    def op_origin_label(self, domain: str, op_type: str) -> str:
+        """The label (``Plugin.label``) of the plugin whose op ``op()`` chooses; "" for an op the
+        caller gave (``with_ops``) or none."""
+        try:
+            chosen = self.op(domain, op_type)
+        except SurgeonError:
+            return ""
+        return next((p.label for p in self.plugins if any(op is chosen for op in p.pattern.custom_ops())), "")
+
+    def equal_to_standard(self, op_type: str) -> CustomOp | None:
+        """The op the plugins bring that equals the standard op ``op_type`` node for node and
+        writes it as standard ONNX (``CustomOp.standard_op``, ``to_standard``); None: none."""
+        ops = [*self.extra_ops, *(op for p in self.plugins for op in p.pattern.custom_ops())]
+        for key in dict.fromkeys(op.key for op in ops if op.standard_op == op_type):
+            chosen = self.op(*key)  # (the user's choice where two plugins bring it)
+            if chosen is not None and chosen.standard_op == op_type and chosen.to_standard is not None:
+                return chosen
+        return None
 
     def can_run(self, domain: str, op_type: str) -> bool:
         """Whether some plugin of this set brings a way to run the op (a kernel, an onnxruntime
@@ -197,7 +234,7 @@ class PluginSet:
             if len(preferred) == 1:
                 return preferred[0], f"--prefer {package}"
         packages = [origin.package for origin in origins]
-        raise SurgeonError(f"{what} is provided by {origins[0]} and by {origins[1]}; choose one with "
+        raise PluginError(f"{what} is provided by {origins[0]} and by {origins[1]}; choose one with "
                            f"--prefer {packages[0]} or --prefer {packages[1]}")
 
     def standing(self, plugin: Plugin) -> str:
@@ -255,7 +292,7 @@ def load_spec(spec: str) -> list[Pattern]:
             _checked(p)
         return patterns
     except Exception as exc:
-        raise SurgeonError(f"--plugin {spec}: cannot load: {_one_line(exc)}") from None
+        raise PluginError(f"--plugin {spec}: cannot load: {_one_line(exc)}", plugin=spec) from None
 
 
 def _checked(pattern: Pattern) -> None:
@@ -291,6 +328,9 @@ def resolve(plugins) -> PluginSet:
     if isinstance(plugins, PluginSet):
         return plugins
     if isinstance(plugins, (str, bytes)):
-        raise SurgeonError("plugins: pass a PluginSet or a list of patterns; for 'module:Name' use "
-                           "surgeon.PluginSet.installed(extra=[...])")
+        raise ArgumentTypeError("plugins: pass a PluginSet or a list of patterns; for 'module:Name' use "
+                                "surgeon.PluginSet.installed(extra=[...])")
+    if isinstance(plugins, (Pattern, type)) or not isinstance(plugins, Iterable):
+        raise ArgumentTypeError(f"plugins: expected a PluginSet or a list of patterns, got {type(plugins).__name__}"
+                                + (": wrap it in a list" if isinstance(plugins, (Pattern, type)) else ""))
     return PluginSet.of(plugins)

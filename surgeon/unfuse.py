@@ -5,21 +5,25 @@ If/Loop bodies, one cleanup): a pattern anchored on custom nodes asks the plugin
 A node its plugin cannot express at the opset is an error naming it; a node no plugin gives a
 standard form stays, reported. ``opset`` other than the model's own converts the default
 domain first with ``onnx.version_converter`` (standard nodes included); going down, the nodes it
-cannot step down are lowered by hand (``lowering``), and a node the target cannot express (an op
-that starts later, a type it lacks) is an error naming it.
+cannot step down are lowered by hand (``lowering``), standard nodes of an op that starts later
+are written by the plugin op equal to it where there is one (``carry``), and a node the target
+cannot express (such an op with no plugin for it, a type it lacks) is an error naming it.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass
 
 from onnx import ModelProto
 
-from . import graphsurgeon
+from . import arguments, graphsurgeon, progress
+from .carry import Carried, carry_as_plugin_ops
 from .errors import SurgeonError
 from .graph import Node
-from .modelio import load_copy
+from .logs import log_lines
+from .modelio import load_copy, remember_home
 from .modelsave import save_model
 from .opsets import convert, default_opset, drop_unused
 from .plugins import Origin, Plugin, PluginSet, resolve
@@ -28,6 +32,8 @@ from .rewrite.match import Match, Refusal
 from .rewrite.pattern import Pattern
 from .rewrite.report import Report
 from .runtime.plan import ORT_DOMAINS
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -102,11 +108,22 @@ class _ToStandard(Pattern):
 
 
 def unfuse(model, output: str | os.PathLike | None = None, *, opset: int | None = None,
-           plugins=None) -> UnfuseResult:
+           plugins=None, quiet: bool = False) -> UnfuseResult:
     """Rewrite every custom node whose plugin op has ``to_standard`` into standard ONNX at
     default-domain ``opset`` (default: the model's own; another converts the model first).
-    ``model`` is a path, ModelProto or graphsurgeon Graph (never modified). With ``output``,
-    the result is written atomically."""
+    ``model`` is a path, ModelProto or graphsurgeon Graph (never modified; ``fuse(...).model``
+    too). With ``output``, the result is written atomically. ``quiet``: no progress on stderr."""
+    arguments.check_model(model)
+    arguments.check_path(output, "output", optional=True)
+    arguments.check_type(opset, int, "opset", "an int", optional=True)
+    with progress.quieted(quiet):
+        result = _unfuse(model, output, opset, plugins)
+    log_lines(log, result.report.notes, [f"custom node {node} left: no plugin gives it a standard form"
+                                         for node in result.left])
+    return result
+
+
+def _unfuse(model, output, opset, plugins) -> UnfuseResult:
     plugins = resolve(plugins)
     loaded = load_copy(graphsurgeon.as_model(model))
     proto = loaded.proto
@@ -115,20 +132,30 @@ def unfuse(model, output: str | os.PathLike | None = None, *, opset: int | None 
     if target is None:
         raise SurgeonError("the model imports no default-domain opset; pass --opset")
     notes = []
+    carried = carry_as_plugin_ops(proto, plugins, target) if have is not None and target < have else Carried()
+    notes.extend(carried.notes)
     if target != have:
         lowered = convert(proto, target)
         notes.append(f"converted the model from opset {have} to {target} (onnx.version_converter)")
         notes.extend(lowered)
     pattern = _ToStandard(plugins, target)
     report = Driver(loaded, [Plugin(pattern, Origin("-", "-", "given"))]).run()
+    report.kind = "unfuse"
+    for entry in [*report.rewrites, *report.refusals]:  # named by the plugin that brings the op
+        node = getattr(entry, "anchor_ref", None) or getattr(entry, "node_ref", None)
+        entry.plugin = plugins.op_origin_label(node.domain, node.op_type) if node else ""
     failures = [m for m in report.refusals if m.node not in pattern.left]
     if failures:
         first = failures[0]
         more = f" (and {len(failures) - 1} more node(s))" if len(failures) > 1 else ""
-        raise SurgeonError(f"cannot unfuse node {first.node} at opset {target}: "
-                           f"{pattern.failed.get(first.node, first.reason)}{more}")
+        why = pattern.failed.get(first.node, first.reason)
+        if first.node in carried.labels:  # a standard node, written as the plugin op equal to it is
+            was, op = carried.labels[first.node]
+            raise SurgeonError(f"cannot write node {was} at opset {target} as {op} is written: {why}{more}")
+        raise SurgeonError(f"cannot unfuse node {first.node} at opset {target}: {why}{more}")
     dropped = drop_unused(proto, pattern.unfused)
     report.notes = notes + [f"dropped the {d!r} opset import: no node of it is left" for d in dropped]
     if output is not None:
         save_model(loaded, output)
+    remember_home(loaded)  # handed back: its external data is found again when it comes back
     return UnfuseResult(proto, report, target, list(plugins.warnings))

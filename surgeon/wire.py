@@ -5,8 +5,11 @@
 the file one tensor at a time, so the biggest temporary is the largest single weight.
 
 The output is ordinary protobuf wire format that any parser reads back into an equal
-message; only the order of fields differs from ``SerializeToString`` (weights come after
-the nodes, a tensor's ``raw_data`` after its other fields), which protobuf allows.
+message. The model's and the graph's fields come in field-number order, as
+``SerializeToString`` writes them: OpenVINO's ONNX frontend recognises a file by its first
+three distinct top-level fields and rejects one where a field repeats before that (two opset
+imports written ahead of the graph: "Unable to read the model"). Only a large tensor's
+``raw_data`` comes after its other fields, which protobuf allows.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import onnx
 from google.protobuf.message import Message
 from onnx import GraphProto, ModelProto, TensorProto
 
-from .errors import SurgeonError
+from .errors import InvalidModelError
 
 try:
     from google.protobuf.unknown_fields import UnknownFieldSet
@@ -26,8 +29,9 @@ except ImportError:  # protobuf before 4.22
     UnknownFieldSet = None
 
 # (field number << 3) | 2: a length-delimited field.
-_MODEL_GRAPH = bytes([7 << 3 | 2])
-_GRAPH_INITIALIZER = bytes([5 << 3 | 2])
+_GRAPH_NUMBER, _INITIALIZER_NUMBER = 7, 5  # ModelProto.graph, GraphProto.initializer
+_MODEL_GRAPH = bytes([_GRAPH_NUMBER << 3 | 2])
+_GRAPH_INITIALIZER = bytes([_INITIALIZER_NUMBER << 3 | 2])
 _TENSOR_RAW_DATA = bytes([9 << 3 | 2])
 # Tensors smaller than this are serialised whole: splitting them saves nothing.
 _SPLIT_BYTES = 1 << 16
@@ -74,7 +78,7 @@ def check_raw_size(tensor: TensorProto, raw_len: int) -> None:
     """A tensor whose raw data is shorter or longer than its dims say is refused by name."""
     need = data_nbytes(tensor)
     if need is not None and raw_len != need:
-        raise SurgeonError(f"tensor {tensor.name!r}: its data holds {raw_len} bytes, its dims "
+        raise InvalidModelError(f"tensor {tensor.name!r}: its data holds {raw_len} bytes, its dims "
                            f"{list(tensor.dims)} and type need {need}")
 
 
@@ -93,9 +97,19 @@ def has_unknown_fields(message: Message) -> bool:
 
 def without(message: Message, field: str) -> Message:
     """A copy of ``message`` without ``field`` (the others are copied as they are)."""
+    return _fields(message, lambda fd: fd.name != field)
+
+
+def _numbered(message: Message, low: int, high: int) -> bytes:
+    """``message``'s fields numbered from ``low`` up to ``high`` (excluded), serialised."""
+    return _fields(message, lambda fd: low <= fd.number < high).SerializeToString()
+
+
+def _fields(message: Message, keep) -> Message:
+    """A copy of ``message`` with the fields ``keep(descriptor)`` accepts."""
     copy = type(message)()
     for fd, value in message.ListFields():
-        if fd.name == field:
+        if not keep(fd):
             continue
         repeated = _repeated(fd)
         target = getattr(copy, fd.name) if repeated or fd.message_type else None
@@ -150,11 +164,14 @@ def write_model(model: ModelProto, f: BinaryIO) -> None:
             or has_unknown_fields(graph):
         f.write(model.SerializeToString())
         return
-    rest = without(graph, "initializer").SerializeToString()
+    end = 1 << 29  # past the largest field number
+    before, after = _numbered(graph, 0, _INITIALIZER_NUMBER), _numbered(graph, _INITIALIZER_NUMBER + 1, end)
     tensors = [_Tensor(t) for t in graph.initializer]
     weights = sum(len(_GRAPH_INITIALIZER) + len(varint(t.size)) + t.size for t in tensors)
-    f.write(without(model, "graph").SerializeToString())
-    f.write(_MODEL_GRAPH + varint(len(rest) + weights))
-    f.write(rest)
+    f.write(_numbered(model, 0, _GRAPH_NUMBER))
+    f.write(_MODEL_GRAPH + varint(len(before) + weights + len(after)))
+    f.write(before)
     for t in tensors:
         t.write(f)
+    f.write(after)
+    f.write(_numbered(model, _GRAPH_NUMBER + 1, end))

@@ -5,8 +5,8 @@ import click
 from .. import api
 from . import cli, warn
 from .feeds import feed_options, gather_feeds, say_notes
-from .options import (html_option, parse_shapes, plugin_options, plugin_set, quiet_option, report_option,
-                      say_html, shape_options, write_report)
+from .options import (check_target, html_option, parse_shapes, plugin_options, plugin_set, quiet_option,
+                      report_option, say_html, shape_options, target_option, write_report)
 
 
 @cli.command()
@@ -14,7 +14,7 @@ from .options import (html_option, parse_shapes, plugin_options, plugin_set, qui
 @click.argument("output_path", metavar="OUT", type=click.Path(dir_okay=True))
 @plugin_options()
 @shape_options
-@click.option("--target", metavar="NAME", help="Ask patterns for another output form (e.g. affine-grid).")
+@target_option
 @click.option("--dry-run", is_flag=True, help="Report what would change; write nothing.")
 @click.option("--functions", is_flag=True,
               help="Add model-local function bodies for the custom ops: onnxruntime and onnx.reference "
@@ -31,7 +31,7 @@ from .options import (html_option, parse_shapes, plugin_options, plugin_set, qui
               help="Check the result against IN on the reference kernels; a failure writes nothing.")
 @feed_options
 @click.option("--force", is_flag=True, help="Write OUT even when validation fails (--validate) or it has "
-              "hazards for the engine --target names (tensorrt, openvino).")
+              "hazards for the engine --target names (tensorrt, onnxruntime, openvino).")
 @click.option("--atol", type=float, default=None, help="With --validate: absolute tolerance.")
 @click.option("--rtol", type=float, default=None, help="With --validate: relative tolerance.")
 @click.option("--max-mismatch", type=float, default=0.0, metavar="FRACTION",
@@ -47,6 +47,8 @@ def fuse(input_path, output_path, only, skip, plugins, prefer, input_shapes, tar
       surgeon fuse big.onnx big.fused.onnx --input-shape x:1,3,512,512 --external-data
     """
     shapes = parse_shapes(input_shapes)
+    chosen = plugin_set(plugins, only, skip, prefer)
+    check_target(target, chosen)
     check, notes = False, []
     if validate and not dry_run:
         feeds = None
@@ -54,7 +56,6 @@ def fuse(input_path, output_path, only, skip, plugins, prefer, input_shapes, tar
             feeds, _, _, notes = gather_feeds(input_path, input_specs, inputs_npz, shapes, seed, max_memory)
         check = api.ValidateOptions(atol, rtol, max_mismatch, seed, feeds)
     with_model = report_path not in (None, "-") and not dry_run  # the model and its report: both or neither
-    chosen = plugin_set(plugins, only, skip, prefer)
     result = api.fuse_model(input_path, None if dry_run else output_path, plugins=chosen, target=target,
                             input_shapes=shapes, validate=check, external_data=external_data,
                             keep_model=False, dry_run=dry_run, functions=functions, raise_opset=raise_opset,

@@ -4,15 +4,15 @@ import click
 
 from .. import api
 from . import cli
-from .options import (html_option, parse_shapes, plugin_options, plugin_set, quiet_option, report_option,
-                      say_html, shape_options, write_report)
+from .options import (check_target, html_option, parse_shapes, plugin_options, plugin_set, quiet_option,
+                      report_option, say_html, shape_options, target_option, write_report)
 
 
 @cli.command()
 @click.argument("input_path", metavar="IN", type=click.Path(dir_okay=True))
 @plugin_options()
 @shape_options
-@click.option("--target", metavar="NAME", help="Ask patterns for another output form (e.g. affine-grid).")
+@target_option
 @report_option
 @html_option
 @quiet_option
@@ -25,7 +25,9 @@ def inspect(input_path, only, skip, plugins, prefer, input_shapes, target, repor
       surgeon inspect model.onnx
       surgeon inspect model.onnx --target affine-grid --report -
     """
-    report = api.inspect(input_path, plugins=plugin_set(plugins, only, skip, prefer), target=target,
+    chosen = plugin_set(plugins, only, skip, prefer)
+    check_target(target, chosen)
+    report = api.inspect(input_path, plugins=chosen, target=target,
                          input_shapes=parse_shapes(input_shapes))
     if report_path != "-":
         click.echo(report.summary())

@@ -30,6 +30,10 @@ def lint(model_path, target, ort_libraries, ov_extensions, plugins, prefer, repo
       surgeon lint model.fused.onnx --target onnxruntime --ort-library surgeon --report lint.json
       surgeon lint model.fused.onnx --target openvino --ov-extension surgeon
     """
+    for given, option, engine in ((ort_libraries, "--ort-library", "onnxruntime"),
+                                  (ov_extensions, "--ov-extension", "openvino")):
+        if given and target != engine:
+            raise click.UsageError(f"{option} is for --target {engine}, not {target}")
     report = lint_model(model_path, target, plugins=plugin_set(plugins, prefer=prefer), ort_libraries=ort_libraries,
                         ov_extensions=ov_extensions)
     if report_path != "-":

@@ -88,3 +88,19 @@ def parse_shapes(specs) -> dict[str, list[int]]:
             raise click.BadParameter(str(exc), param_hint="--input-shape") from None
         shapes[name] = dims
     return shapes
+
+
+def target_option(f):
+    return click.option("--target", metavar="NAME",
+                        help="The engine you deploy with (tensorrt, onnxruntime, openvino: the output is checked "
+                             "for it), or another output form a pattern offers (e.g. affine-grid).")(f)
+
+
+def check_target(target: str | None, chosen: PluginSet) -> None:
+    """A --target no engine and no enabled pattern knows is a usage error (exit 2), not a run
+    that rewrites nothing. The names come from the plugins, so click.Choice cannot list them."""
+    from ..lint import ENGINES
+
+    known = tuple(dict.fromkeys(ENGINES + chosen.targets()))
+    if target is not None and target not in known:
+        raise click.BadParameter(f"{target!r} is not one of {', '.join(map(repr, known))}.", param_hint="'--target'")

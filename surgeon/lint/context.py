@@ -24,6 +24,9 @@ class LintContext:
     ov_extensions: tuple = ()  # extensions the user adds to OpenVINO's Core (paths)
     notes: list = field(default_factory=list)
     after_fuse: bool = False  # linting what `fuse --target` wrote from ``model``: fuse is no fix
+    target: str = ""  # the engine linted for
+    source: str = ""  # the file as the engine will read it ("": a model not written yet)
+    loaded: object = None  # the LoadedModel linted (its external weights, to write it as fuse would)
 
     def path(self, suffix: str) -> str:
         """A file beside the model for a command's output ("x.onnx" -> "x.SUFFIX.onnx")."""

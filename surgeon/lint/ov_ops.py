@@ -2,11 +2,13 @@
 5-D GridSample, com.microsoft ops it has no rule for...), custom-domain nodes no extension given
 converts (ATen fallbacks, a plugin's ops), and nodes defined by model-local functions, which the
 frontend does not use. Asked of the installed OpenVINO, node by node (ov_probe.py); then the whole
-model, for values whose shape it infers other than ONNX does."""
+model as a user's Core reads and compiles it (ov_model.py), and, where it does, for values whose
+shape OpenVINO infers other than ONNX does."""
 
 from __future__ import annotations
 
 from ..graph.node import subgraphs_of
+from .ov_model import UNRECOGNISED, read_and_compile
 from .ov_probe import OvProbe, openvino_version
 from .report import Hazard
 
@@ -15,24 +17,21 @@ BUILTIN_DOMAINS = ("", "ai.onnx", "ai.onnx.ml", "com.microsoft", "org.openvinoto
 
 
 def check(view, ctx):
-    version = openvino_version()
-    if version is None:
-        ctx.note("openvino is not installed: which nodes it converts was not checked (pip install openvino)")
-        probe = None
-    else:
-        probe = OvProbe(view, ctx.ov_extensions)
-    unknown = 0
+    version = openvino_version()  # (lint checked it is installed)
+    probe = OvProbe(view, ctx.ov_extensions)
+    unknown, explained = 0, False
     for site in view.sites:
         node = site.node
         if subgraphs_of(node):
             continue  # an If/Loop is converted with its bodies, whose nodes are sites of their own
         builtin = node.domain in BUILTIN_DOMAINS
-        reason = probe.error(site) if probe is not None else (None if builtin else "no conversion rule")
+        reason = probe.error(site)
         if reason is False:
             unknown += 1
             continue
         if not reason:
             continue
+        explained = True
         if builtin:
             yield Hazard("ov-cannot-convert", site.name, node.op_type, site.domain,
                          f"OpenVINO {version} cannot convert it: {reason}", _fuse_fix(ctx), site.graph)
@@ -47,18 +46,17 @@ def check(view, ctx):
                          site.graph)
     if unknown:
         ctx.note(f"{unknown} node(s) not checked against OpenVINO: their input types are unknown")
-    if probe is not None:
-        yield from _shapes(view, ctx, probe.core, version)
+    model, failure = read_and_compile(view, ctx, probe.core, version)
+    if failure is not None and (not explained or failure.rule == UNRECOGNISED):  # else the nodes above are why
+        yield failure
+    if model is not None:
+        yield from _shapes(view, ctx, model, version)
 
 
-def _shapes(view, ctx, core, version):
+def _shapes(view, ctx, model, version):
     """Values whose shape OpenVINO, reading the whole model, infers other than ONNX does (a dim
     both know): OpenVINO then computes something else, silently (2026.4: a standard AffineGrid
     with a unit-size dim and align_corners=1 makes two rows)."""
-    try:
-        model = core.read_model(view.proto.SerializeToString(), b"")
-    except Exception:
-        return  # the nodes it cannot convert have their lines above
     seen = set()
     for op in model.get_ordered_ops():
         for port in op.outputs():

@@ -5,6 +5,7 @@ rank is known, compiled for the CPU. Answers are cached by the node's signature.
 
 from __future__ import annotations
 
+from ..errors import SurgeonError
 from ..runtime.openvino import new_core, ov_message
 from .ort_probe import Probe
 
@@ -31,3 +32,11 @@ def openvino_version() -> str | None:
     except ImportError:
         return None
     return openvino.__version__.split("-")[0]
+
+
+def require_openvino(target: str) -> None:
+    """Linting for OpenVINO asks OpenVINO itself: without it, one line saying what to install
+    (rather than a lint that checked nothing and says "no hazards")."""
+    if openvino_version() is None:
+        raise SurgeonError(f"target {target}: the openvino package is not installed, and this check asks OpenVINO "
+                           "itself whether it reads and compiles the model (`pip install openvino`)")

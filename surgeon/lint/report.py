@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 
+from ..reportfields import header
+
 
 @dataclass
 class Hazard:
@@ -19,7 +21,7 @@ class Hazard:
     def line(self) -> str:
         op = f"{self.domain}::{self.op_type}" if self.domain not in ("", "ai.onnx") else self.op_type
         where = "" if self.graph == "main" else f" [{self.graph}]"
-        return f"{self.node} ({op}){where}: {self.what}; fix: {self.fix} [{self.rule}]"
+        return f"{self.node}{f' ({op})' if op else ''}{where}: {self.what}; fix: {self.fix} [{self.rule}]"
 
 
 @dataclass
@@ -42,7 +44,7 @@ class LintReport:
         return "\n".join([head, *self.lines(), *(f"note: {n}" for n in self.notes)])
 
     def to_dict(self) -> dict:
-        return {"target": self.target, "model": self.model, "clean": self.clean,
+        return {**header("lint"), "target": self.target, "model": self.model, "clean": self.clean,
                 "hazards": [asdict(h) for h in self.hazards], "notes": list(self.notes)}
 
     def to_json(self) -> str:

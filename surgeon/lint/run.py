@@ -9,6 +9,7 @@ from ..errors import SurgeonError, ort_message
 from ..modelio import load_model_proto
 from . import ort_domains, ort_ops, ov_ops, ov_precision, trt_ops, trt_plugins, trt_sampling
 from .context import LintContext
+from .ov_probe import require_openvino
 from .report import LintReport
 from .view import ModelView
 
@@ -24,8 +25,9 @@ def lint(model, target: str, *, plugins=None, ort_libraries=(), ov_extensions=()
 
     ``plugins`` (None: the installed ones) tells what surgeon can provide for custom ops;
     ``ort_libraries`` are onnxruntime op libraries the deployment registers (paths, or
-    "surgeon" for the plugin set's own), with which custom nodes are checked; ``ov_extensions``
-    likewise OpenVINO extensions the deployment adds to its Core. ``label`` is the
+    "surgeon" for the plugin set's own), with which custom nodes are checked (target
+    "onnxruntime" only); ``ov_extensions`` likewise OpenVINO extensions the deployment adds to
+    its Core (target "openvino", which needs the openvino package). ``label`` is the
     path the fix commands name (default: the model's path); ``after_fuse``: the model is what
     ``fuse --target`` wrote from ``label`` (no fix suggests running fuse again)."""
     if target not in RULES:
@@ -33,10 +35,16 @@ def lint(model, target: str, *, plugins=None, ort_libraries=(), ov_extensions=()
     path = os.fspath(model) if isinstance(model, (str, os.PathLike)) else ""
     loaded = load_model_proto(graphsurgeon.as_model(model))
     view = ModelView(loaded.proto)
-    ctx = LintContext(model=label or path or "MODEL", plugins=plugins, after_fuse=after_fuse)
-    ctx.ort_libraries = _libraries(view, ctx, ort_libraries)
-    # What fuse --target wrote runs with the extensions of the plugins that wrote it.
-    ctx.ov_extensions = _extensions(view, ctx, ov_extensions or (("surgeon",) if after_fuse else ()))
+    ctx = LintContext(model=label or path or "MODEL", plugins=plugins, after_fuse=after_fuse, target=target,
+                      source=path, loaded=loaded)
+    # Only the engine linted for is asked for its files (a TensorRT user has no OpenVINO); what
+    # fuse --target wrote runs with the library or extension of the plugins that wrote it.
+    ours = ("surgeon",) if after_fuse else ()
+    if target == "onnxruntime":
+        ctx.ort_libraries = _libraries(view, ctx, ort_libraries or ours)
+    if target == "openvino":
+        ctx.ov_extensions = _extensions(view, ctx, ov_extensions or ours)
+        require_openvino(target)
     report = LintReport(target, model=path)
     for rules in RULES[target]:
         report.hazards.extend(rules.check(view, ctx))
@@ -67,6 +75,7 @@ def _plugin_files(view, ctx, given, option: str, what: str, getter, loads) -> tu
     file for each custom op of the model that has one (``getter(op)``: a function giving its
     path, or None)."""
     paths = []
+    asked = f"--target {ctx.target}" if ctx.after_fuse else f"{option} surgeon"  # what the user typed
     for item in given:
         if item != "surgeon":
             if not os.path.isfile(item):
@@ -83,7 +92,7 @@ def _plugin_files(view, ctx, given, option: str, what: str, getter, loads) -> tu
                     paths.append(find())
                 except Exception as exc:
                     text = str(exc).strip().splitlines()
-                    raise SurgeonError(f"{option} surgeon: cannot have the {what} for {key[0]}::{key[1]}: "
+                    raise SurgeonError(f"{asked}: cannot have the {what} for {key[0]}::{key[1]}: "
                                        f"{text[0] if text else exc}") from None
     return tuple(dict.fromkeys(paths))
 

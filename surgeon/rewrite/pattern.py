@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import inspect
 import re
-from typing import Callable, ClassVar, Sequence
+from typing import Callable, ClassVar, Mapping, Sequence
 
-from ..customop import CustomOp, Kernel
+from ..customop import CustomOp, Draw, Kernel
 from ..graph import Node
 from .match import Match, Refusal
 from .replacement import write_replacement
@@ -36,6 +36,12 @@ class Pattern:
       ``fn(inputs, attrs, device="cpu") -> list of arrays``; ``validate`` and ``run`` use them.
     - ``ops``: ``CustomOp`` entries, for plugins that bring more than a kernel for an op (a
       runtime library, a standard-ONNX form for ``unfuse``, a function body).
+    - ``draw_inputs``: ``{input index: draw(shape, dtype, rng) -> array}`` for inputs of the nodes
+      it writes that ``validate`` should draw its way (rows near an epsilon, gates far negative),
+      as ``CustomOp.draw_inputs`` does for a custom op; the draw's docstring names it in reports.
+    - ``targets``: the names ``fuse --target`` may give besides the engines' (``surgeon.lint.ENGINES``,
+      which every pattern is asked for too), such as other output forms; ``match`` reads the one
+      given as ``ctx.options["target"]``. The command line refuses any other name.
     """
 
     name: ClassVar[str] = ""
@@ -46,6 +52,8 @@ class Pattern:
     domains: ClassVar[dict[str, int]] = {}
     kernels: ClassVar[dict[tuple[str, str], Kernel]] = {}
     ops: ClassVar[Sequence[CustomOp]] = ()
+    draw_inputs: ClassVar[Mapping[int, Draw]] = {}
+    targets: ClassVar[tuple[str, ...]] = ()
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -150,3 +158,8 @@ def _check_tables(pattern: Pattern) -> None:
         raise TemplateError("kernels must be a dict {(domain, op_type): function}")
     if not all(isinstance(op, CustomOp) for op in pattern.ops):
         raise TemplateError("ops must be a list of surgeon.CustomOp")
+    if not isinstance(pattern.draw_inputs, Mapping) or not all(
+            isinstance(i, int) and i >= 0 and callable(fn) for i, fn in pattern.draw_inputs.items()):
+        raise TemplateError("draw_inputs must be a dict {input index: draw(shape, dtype, rng)}")
+    if not isinstance(pattern.targets, tuple) or not all(isinstance(t, str) and t for t in pattern.targets):
+        raise TemplateError("targets must be a tuple of names (str)")

@@ -12,8 +12,11 @@ import threading
 from typing import Sequence
 
 import numpy as np
+from onnx import NodeProto
 
 from ..errors import SurgeonError
+from ..graph.node import Node
+from ..graph.order import toposort
 from ..modelio import LoadedModel, iter_tensors, tensor_to_array
 from .engines import choose
 from .inputs import check_feeds, input_specs
@@ -56,10 +59,12 @@ class OpenVinoRunner(Runner):
         check_feeds(self.specs, feeds)
         if outputs is not None:
             outputs = list(dict.fromkeys(o for o in outputs if o))
-        compiled = self.plan(outputs)
+        given = self._given(feeds, outputs or ())
+        compiled = self.plan([o for o in outputs if o not in given] if outputs is not None else None)
         request = compiled.create_infer_request()
         try:  # asynchronously: OpenVINO 2026.4's CPU plugin loses run-time errors of a synchronous infer() on one thread
-            request.start_async({k: np.ascontiguousarray(v) for k, v in feeds.items()})
+            # np.asarray, not np.ascontiguousarray: that makes a 0-d array (an If's condition) 1-d.
+            request.start_async({k: np.asarray(v, order="C") for k, v in feeds.items()})
             request.wait()
         except Exception as exc:
             raise SurgeonError(f"OpenVINO failed running {self._label()}: {ov_message(exc)}") from None
@@ -68,7 +73,21 @@ class OpenVinoRunner(Runner):
             for name in port.get_names():
                 found[name] = np.array(tensor.data, copy=True)  # the request reuses its buffers
         wanted = outputs if outputs is not None else self.output_names
-        return {name: found[name] for name in wanted}
+        return {name: given[name] if name in given else found[name] for name in wanted}
+
+    def _given(self, feeds, wanted) -> dict[str, np.ndarray]:
+        """Asked-for values that are inputs or weights (validation asks for what a rewrite reads):
+        OpenVINO has no tensor by that name to add as an output once it folds a weight in."""
+        weights = {t.name: t for t in self.proto.graph.initializer}
+        found = {}
+        for name in wanted:
+            if name in self.output_names:
+                continue
+            if name in feeds:
+                found[name] = feeds[name]
+            elif name in weights:
+                found[name] = tensor_to_array(weights[name], self.loaded)
+        return found
 
     def _compile(self, wanted: list[str]):
         core = self._ov_core()
@@ -89,6 +108,7 @@ class OpenVinoRunner(Runner):
 
     def _read(self, core):
         # From the runner's own proto, not the file: a model given in memory may differ from it.
+        in_graph_order(self.proto.graph)
         return core.read_model(_inline(self.loaded).SerializeToString(), b"")
 
     def _label(self) -> str:
@@ -109,6 +129,21 @@ def new_core(extensions: Sequence[str] = ()):
         except Exception as exc:
             raise SurgeonError(f"OpenVINO cannot load the extension {path}: {ov_message(exc)}") from None
     return core
+
+
+def in_graph_order(graph) -> None:
+    """Sort ``graph``'s nodes in place so that each comes after what it reads, its bodies' reads
+    from outside included: OpenVINO's ONNX frontend converts nodes in the order given, where
+    onnxruntime sorts a graph itself (validation's rounding probe appends the nodes moving a
+    value that an If or Loop before them reads)."""
+    ordered = toposort([Node(node, k) for k, node in enumerate(graph.node)])
+    if all(node.position == k for k, node in enumerate(ordered)):
+        return
+    nodes = [NodeProto() for _ in ordered]
+    for copy, node in zip(nodes, ordered):
+        copy.CopyFrom(node.proto)
+    del graph.node[:]
+    graph.node.extend(nodes)
 
 
 def _inline(loaded: LoadedModel):

@@ -55,11 +55,11 @@ def test_every_missing_down_adapter_is_lowered_or_its_op_starts_above_16():
 
 
 def test_ops_that_start_above_16_are_named_in_one_line():
-    checked = 0
+    checked, plugins = 0, surgeon.PluginSet.installed()
     for op, versions in sorted(histories().items()):
         start = min(versions)
-        if start <= FLOOR:
-            continue
+        if start <= FLOOR or plugins.equal_to_standard(op):
+            continue  # (a plugin's op writes AffineGrid: test_unfuse_native.py)
         model = smallest_model(versions[start], start)
         if model is None:
             continue

@@ -270,11 +270,18 @@ def test_command(tmp_path):
     assert "converted the model from opset 17 to 20" in done.output
     check_standard(onnx.load(out), 20)
     assert os.path.exists(tmp_path / "r.json")
-    native = tmp_path / "native.onnx"  # a standard AffineGrid, which starts at opset 20
+    native = tmp_path / "native.onnx"  # a standard AffineGrid (from opset 20): custom.ops::AffineGrid's form
     onnx.save(surgeon.fuse(os.path.join(MODELS, "neg_nonaffine_grid.onnx")).model, native)
-    failed = runner.invoke(cli, ["unfuse", str(native), str(tmp_path / "no.onnx"), "--opset", "16"])
+    lowered = runner.invoke(cli, ["unfuse", str(native), str(tmp_path / "native16.onnx"), "--opset", "16"])
+    assert lowered.exit_code == 0, lowered.output
+    check_standard(onnx.load(tmp_path / "native16.onnx"), 16)
+    later = tmp_path / "later.onnx"  # an op from opset 18 that no plugin writes
+    node = helper.make_node("BitwiseAnd", ["a", "b"], ["c"], name="/And")
+    ints = [helper.make_tensor_value_info(v, onnx.TensorProto.INT32, [3]) for v in "abc"]
+    onnx.save(helper.make_model(helper.make_graph([node], "g", ints[:2], ints[2:]),
+                                opset_imports=[helper.make_opsetid("", 18)]), later)
+    failed = runner.invoke(cli, ["unfuse", str(later), str(tmp_path / "no.onnx"), "--opset", "16"])
     assert failed.exit_code == 1
-    assert failed.output == ("error: cannot write node /AffineGrid (AffineGrid) at opset 16: AffineGrid exists from "
-                             "opset 20 on\n")
+    assert failed.output == "error: cannot write node /And (BitwiseAnd) at opset 16: BitwiseAnd exists from opset 18 on\n"
     assert not os.path.exists(tmp_path / "no.onnx")
 

@@ -127,3 +127,45 @@ def test_raw_data_that_does_not_fit_its_dims_is_refused(size):
 ])
 def test_data_nbytes(dtype, dims, nbytes):
     assert data_nbytes(onnx.TensorProto(data_type=dtype, dims=dims)) == nbytes
+
+
+def top_level_fields(data: bytes) -> list[int]:
+    """The field numbers of a serialised message, in the order they come."""
+    numbers, i = [], 0
+    while i < len(data):
+        key, i = _read_varint(data, i)
+        numbers.append(key >> 3)
+        if key & 7 == 2:
+            size, i = _read_varint(data, i)
+            i += size
+        elif key & 7 == 0:
+            _, i = _read_varint(data, i)
+        else:
+            raise AssertionError(f"wire type {key & 7}")
+    return numbers
+
+
+def _read_varint(data: bytes, i: int) -> tuple[int, int]:
+    value, shift = 0, 0
+    while True:
+        byte = data[i]
+        i += 1
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if byte < 0x80:
+            return value, i
+
+
+def test_fields_come_in_number_order():
+    """OpenVINO's ONNX frontend takes a file for ONNX by its first three distinct top-level fields
+    and refuses one where a field repeats first: two opset imports may not come before the graph."""
+    model = rich_model()
+    model.ClearField("producer_name")
+    model.opset_import.append(helper.make_opsetid("custom.ops", 1))
+    data = streamed(model)
+    assert top_level_fields(data) == sorted(top_level_fields(data))
+    assert onnx.ModelProto.FromString(data) == model
+    weight = numpy_helper.from_array(np.ones(3, np.float32), "w")
+    small = helper.make_model(helper.make_graph([], "g", [], [], [weight]),
+                              opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("custom.ops", 1)])
+    assert streamed(small) == small.SerializeToString()  # nothing split: the same bytes
