@@ -9,13 +9,17 @@ duplicate or drop a node, corrupt an attribute; and, from seed 2031 on (older se
 their cases as they were), plant the traps that bend only far from where a probe looks (issue 27): a clamp at +-12 or +-20, a wrap with Mod, a tiny quadratic
 term, rounding to 2^-16, int32 fixed point, a branch on a dim (``Min(W, 64)``), an int input
 gating the grid, an initializer that is also a graph input, a value_info with static dims the
-data does not have. Each fused mutant is compared by ``surgeon.validate``: its near draws, then
+data does not have; from seed 2040 on, issue 39's classes (a Clip without bounds, a clamp as a
+scatter of the max, ``+ 0.5 * (W // 128)``, a Slice bound past every probe's width), and one case
+in four that applies only exact affine steps (a scale, a shift, a cast to double and back) to a
+sample that fuses: the share of those fused is the completeness figure. Each fused mutant is
+compared by ``surgeon.validate``: its near draws, then
 its far round (coordinates past +-20, dynamic dims past 64, integer inputs at -1 and 0). Case
 ``i`` of seed ``s`` is generated from ``(s, i)`` alone, so ``--replay s:i`` rebuilds it exactly.
 
     python benchmarks/fuzz.py [--minutes 30] [--seed 0] [--jobs 1] [--timeout 60] [--out fuzz-findings]
     python benchmarks/fuzz.py --replay 0:123
-    python benchmarks/fuzz.py --smoke    # 10 cases of seed 2031 (traps included), one worker: the tests run it
+    python benchmarks/fuzz.py --smoke    # 10 cases of seed 2040 (every plant), one worker: the tests run it
 
 --smoke writes its findings to a temporary folder unless --out is given, and prints them.
 """
@@ -324,13 +328,57 @@ def plant_value_info_lie(model, rng):
     return f"value_info {vi.name} declares a dim of {d.dim_value}"
 
 
+def plant_rule_trap(model, rng):
+    """Issue 39's classes: a value whose bend hides in a rule's assumption (Clip without bounds
+    clamps an infinity; a scatter of the max is a clamp; W // 128 as a coefficient; a fixed Slice
+    bound past every probe's width)."""
+    kind = rng.integers(4)
+    widths = [n.output[0] for n in model.graph.node if n.op_type == "Shape" and n.output]
+
+    def build(op, const, v, dtype, rng):
+        if kind == 0:
+            return op("Clip", v), "a Clip without bounds"
+        if kind == 1:
+            flat = op("Reshape", v, const([-1], np.int64))
+            index = op("Range", const(0, np.int64), op("Size", flat), const(1, np.int64))
+            floor = op("Expand", const([-20.0]), op("Shape", flat))
+            return op("Reshape", op("ScatterElements", flat, index, floor, axis=0, reduction="max"),
+                      op("Shape", v)), "a clamp at -20 as ScatterElements(max)"
+        if kind == 2 and widths:
+            w = op("Gather", widths[rng.integers(len(widths))], const([-1], np.int64), axis=0)
+            step = op("Cast", op("Div", w, const([128], np.int64)), to=_elem_type(model, v))
+            return op("Add", v, op("Mul", step, const(0.5))), "+ 0.5 * (W // 128)"
+        return op("Slice", v, const([0], np.int64), const([100], np.int64), const([-2], np.int64)), \
+            "Slice(0, 100) along the second-last axis"
+    return _plant(model, rng, build)
+
+
+def plant_affine_map(model, rng):
+    """An exact affine step on the grid path (a scale, a shift, a widening and back): the grid stays
+    affine_grid of an affine map of theta, so the mutant must still fuse (completeness)."""
+    kind = rng.integers(3)
+
+    def build(op, const, v, dtype, rng):
+        if kind == 0:
+            return op("Mul", v, const(float(rng.choice([0.5, 1.25, -1.0])))), "a scale"
+        if kind == 1:
+            return op("Add", v, const(float(rng.choice([0.125, -0.25])))), "a shift"
+        return op("Cast", op("Cast", v, to=TensorProto.DOUBLE), to=_elem_type(model, v)), "a cast to double and back"
+    return _plant(model, rng, build)
+
+
 MUTATIONS = [swap_inputs, change_dims, change_dtype, insert_elementwise, insert_elementwise, duplicate_node,
              drop_node, corrupt_attribute]
 PLANTS = [plant_far_trap, plant_far_trap, plant_dim_branch, plant_overridable, plant_value_info_lie]
 PLANTS_FROM = 2031  # seeds from here plant issue 27's traps too; older seeds rebuild their cases as they were
+RULE_PLANTS = [plant_rule_trap, plant_affine_map]
+RULE_PLANTS_FROM = 2040  # seeds from here plant issue 39's classes and measure completeness
+AFFINE_ONLY = {"plant_affine_map"}  # mutations after which the grid is still affine (completeness)
 
 
 def mutations_for(seed: int) -> list:
+    if seed >= RULE_PLANTS_FROM:
+        return MUTATIONS + PLANTS + RULE_PLANTS
     return MUTATIONS + PLANTS if seed >= PLANTS_FROM else MUTATIONS
 
 
@@ -357,21 +405,24 @@ def _reorder(model) -> None:
 
 
 def make_case(seed: int, index: int, samples: list[str]):
-    """The mutant of case ``(seed, index)``: (sample name, mutant, mutations applied)."""
+    """The mutant of case ``(seed, index)``: (sample name, mutant, mutations applied, whether
+    they were all affine steps)."""
     rng = np.random.default_rng([seed, index])
     name = samples[rng.integers(len(samples))]
     model = onnx.load(SAMPLES / name)
     done = []
     table = mutations_for(seed)
+    # seeds with issue 39's plants: one case in four applies only affine steps (completeness)
+    affine_case = seed >= RULE_PLANTS_FROM and rng.integers(4) == 0
     for _ in range(int(rng.integers(1, 4))):
-        mutate = table[rng.integers(len(table))]
+        mutate = plant_affine_map if affine_case else table[rng.integers(len(table))]
         try:
             what = mutate(model, rng)
         except Exception as exc:  # a mutation that does not apply here
             what = f"{mutate.__name__} skipped ({type(exc).__name__})"
         if what:
             done.append(what)
-    return name, model, done
+    return name, model, done, affine_case
 
 
 # Running one case -------------------------------------------------------------------------
@@ -384,8 +435,10 @@ def run_case(seed: int, index: int, samples: list[str], manifest: dict) -> dict:
     from surgeon.runtime.draws import input_drawers
     from surgeon.runtime.inputs import random_inputs
 
-    name, mutant, mutations = make_case(seed, index, samples)
+    name, mutant, mutations, affine_case = make_case(seed, index, samples)
     verdict = {"case": f"{seed}:{index}", "sample": name, "mutations": mutations}
+    if affine_case and mutations and manifest.get(name, {}).get("expected") == "fuse":
+        verdict["affine"] = True  # still affine: counted for completeness
     declared = {vi.name for vi in mutant.graph.input}
     shapes = {k: v for k, v in manifest.get(name, {}).get("inputs", {}).items() if k in declared}
     try:
@@ -545,7 +598,7 @@ def save_finding(out: Path, verdict: dict, samples: list[str]) -> None:
     entry = dict(verdict)
     if ":" in verdict["case"]:
         seed, index = map(int, verdict["case"].split(":"))
-        name, mutant, mutations = make_case(seed, index, samples)
+        name, mutant, mutations, _ = make_case(seed, index, samples)
         path = out / f"{verdict['kind'] if verdict['kind'] != 'fused' else 'raised'}-{seed}-{index}.onnx"
         onnx.save(mutant, path)
         entry.update(sample=name, mutations=mutations, model=str(path),
@@ -558,7 +611,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, default=30.0)
     parser.add_argument("--cases", type=int, default=None, help="stop after this many cases")
-    parser.add_argument("--seed", type=int, default=None, help="default 0 (--smoke: 2031, the first with traps)")
+    parser.add_argument("--seed", type=int, default=None, help="default 0 (--smoke: 2040, the first with issue 39's "
+                                                                "plants and completeness)")
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds before a case counts as a hang")
     parser.add_argument("--out", default=None, help="where findings and their models go (default fuzz-findings)")
@@ -575,7 +629,7 @@ def main() -> None:
         args.seed = 0 if args.seed is None else args.seed
         campaign(args, samples, manifest, args.out or "fuzz-findings")
         return
-    args.seed = PLANTS_FROM if args.seed is None else args.seed
+    args.seed = RULE_PLANTS_FROM if args.seed is None else args.seed
     args.cases, args.jobs, args.minutes = 10, 1, 5.0  # the minutes only bound a machine far slower than CI
     with tempfile.TemporaryDirectory(prefix="fuzz-smoke-") as tmp:
         out = args.out or tmp
@@ -601,6 +655,9 @@ def campaign(args, samples: list[str], manifest: dict, out: str) -> None:
             verdict = w.poll(args.timeout)
             if verdict is not None:
                 counts[verdict["kind"]] += 1
+                if verdict.get("affine") and verdict["kind"] != "invalid":
+                    counts["affine"] += 1
+                    counts["affine fused"] += verdict["kind"] == "fused"
                 counts["rewrites"] += verdict.get("rewrites", 0)
                 counts["raised"] += "raised" in verdict
                 if verdict["kind"] in bad or "raised" in verdict:
@@ -615,7 +672,8 @@ def campaign(args, samples: list[str], manifest: dict, out: str) -> None:
           f"{counts['refused']} refused cleanly, {counts['invalid']} fused but not runnable as mutated; "
           f"silent wrong results {counts['wrong']} (+{counts['broken']} fused models that do not run), "
           f"crashes {counts['crash']}, hangs {counts['hang']}; reference-engine failures {counts['engine']}, "
-          f"pattern exceptions {counts['raised']}" + (f"; findings in {out}/findings.jsonl"
+          f"pattern exceptions {counts['raised']}; completeness {counts['affine fused']} of {counts['affine']} "
+          f"affine mutants fused" + (f"; findings in {out}/findings.jsonl"
                                                       if any(counts[k] for k in (*bad, "raised")) else ""))
 
 
