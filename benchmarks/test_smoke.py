@@ -172,10 +172,43 @@ def check_fuzz(out):
                           r"(\d+)", line[0]))
     assert int(line[1]) == 10 == sum(counts.values()), line[0]
     assert len(bad) == 6 and not any(int(v) for v in bad.values()), out  # the findings are printed below it
+    fused, affine = map(int, re.search(r"completeness (\d+) of (\d+) affine mutants fused", line[0]).groups())
+    assert fused <= affine <= 10, line[0]
+
+
+def check_corpus(out):
+    assert out.startswith("SMOKE")
+    for title in ("source", "post-processing", "exporter"):  # each table: a header, its rows, then "all"
+        _one(out, rf"^{title} +fused/affine +% +refused +partly +not-affine +untouched +WRONG +val-fail +errors$")
+    rows = _rows(out, rf"(\S+) +(\d+)/(\d+) +({NUM}|-) +(\d+) +(\d+) +(\d+) +(\d+) +(\d+) +(\d+) +(\d+)")
+    totals = [r for r in rows if r[1] == "all"]
+    assert len(totals) == 3 and len({r.groups()[1:] for r in totals}) == 1, out  # three views of one corpus
+    fused, affine = int(totals[0][2]), int(totals[0][3])
+    assert affine >= 5 and fused == affine, out  # the samples that fuse, and their optimised variants, all fuse
+    assert int(totals[0][9]) == int(totals[0][10]) == int(totals[0][11]) == 0, out  # no wrong rewrite, no error
+    assert {"none", "ort-basic", "ort-extended"} <= {r[1] for r in rows}, out
+    _one(out, r"^WRONG rewrites: 0$")
+    _one(out, r"^refusals in files that hold none \(expected\): [1-9]\d* in \d+ reason\(s\)$")
+    _one(out, r"^ +\d+ x \(\d+ files\) .+\n +e\.g\. \S+\.onnx: ")  # a reason, then an example
+    _one(out, r"^ +1 no export: ts16$")
+    _numbers(_one(out, rf"^time: ({NUM}) s for \d+ files")[1])
+    _one(out, rf"^fused {fused} / {affine} affine files, 0 wrong rewrite\(s\)$")
+
+
+def check_corpus_export(out):
+    assert out.startswith("SMOKE")
+    exported = _rows(out, r"(torch/\w+__ts20\.onnx) +exported \((all|batch|static)\) .*")
+    assert len(exported) == 2, out
+    assert len(_rows(out, r"torch/\w+__ts20__[\w-]+\.onnx +post-processed")) >= 2, out
+    _one(out, r"^done in \d+ s: exported 2, ")
+    truth = _one(out, r"^manifest: (\d+) files, affine (\d+), not affine (\d+)$")
+    assert int(truth[1]) == int(truth[2]) + int(truth[3]) and int(truth[2]) >= 3 and int(truth[3]) >= 1, out
 
 
 CHECKS = {
     "build_time.py": check_build_time,
+    "corpus.py": check_corpus,
+    "corpus_export.py": check_corpus_export,
     "deploy.py": check_deploy,
     "fuse_large.py": check_fuse_large,
     "fuzz.py": check_fuzz,
