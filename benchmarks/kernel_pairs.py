@@ -22,7 +22,8 @@ import statistics
 import time
 
 import numpy as np
-from kernels import SMOKE_TABLE_SHAPES, SMOKE_TABLE_SHAPES_3D, TABLE_SHAPES, TABLE_SHAPES_3D, THETA, THETA_3D
+from kernels import (SMOKE_TABLE_SHAPES, SMOKE_TABLE_SHAPES_3D, TABLE_SHAPES, TABLE_SHAPES_3D, THETA, THETA_3D,
+                     cpu_summary)
 
 
 def block_ms(fn, seconds: float) -> float:
@@ -72,6 +73,7 @@ def main() -> None:
     if args.smoke:
         args.pairs, args.block, shapes = 1, 0.001, SMOKE_TABLE_SHAPES + SMOKE_TABLE_SHAPES_3D
         print("SMOKE: tiny shapes; the ratios mean nothing")
+    print(cpu_summary())
     print(f"Pairs of {args.block} s blocks, {args.pairs} pairs per value: median (min-max) of the pairs' ratios")
     print(f"{'shape':>15} {'mode':>8} {'padding':>10} ac {'2thr':>17} {'f16/f32':>17}")
     for shape in shapes:

@@ -44,6 +44,28 @@ SMOKE_TABLE_SHAPES, SMOKE_TABLE_SHAPES_3D = [(1, 3, 8, 8)], [(1, 1, 4, 8, 8)]
 THETA = np.array([[0.9, 0.2, 0.05], [-0.15, 0.95, -0.1]], np.float32)  # rotate, shear, shift
 
 
+def cpu_summary() -> str:
+    """The vector extensions this CPU has (from /proc/cpuinfo's flags, where there is one) and the
+    instruction-set level the kernels library picked (surgeon_cpu_level: the widest the CPU has,
+    or $SURGEON_CPU_LEVEL's): the same code runs 8- or 16-wide, so a table says which."""
+    from surgeon_ops.kernels import native
+
+    flags: set[str] = set()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    flags = set(line.split(":", 1)[1].split())
+                    break
+    except OSError:
+        pass
+    have = [name for name, flag in (("AVX2", "avx2"), ("FMA", "fma"), ("AVX-512", "avx512f"),
+                                    ("AVX-512 FP16", "avx512_fp16"), ("AMX", "amx_tile")) if flag in flags]
+    forced = os.environ.get("SURGEON_CPU_LEVEL")
+    return (f"CPU: {', '.join(have) if flags else 'flags unknown'}; kernels level: {native.cpu_level()}"
+            + (f" (SURGEON_CPU_LEVEL={forced})" if forced else ""))
+
+
 def median_ms(fns: dict, reps: int, rounds: int = 3) -> dict:
     """Median time of each function.  They run in blocks (the first run of a block, which
     finds the caches holding another's data, is dropped), the blocks rotating over a few
@@ -378,6 +400,7 @@ def main() -> None:
     args = parser.parse_args()
     shapes = [tuple(int(v) for v in s.split("x")) for s in args.shapes] if args.shapes else None
     print(f"CPUs available: {len(os.sched_getaffinity(0))}")
+    print(cpu_summary())
     if args.smoke:
         print("SMOKE: tiny shapes, one rep; the timings mean nothing")
         args.reps, args.threads, args.runs, shapes = 1, [1], 2, SMOKE_SHAPES  # runs 2: the medians' path

@@ -109,3 +109,26 @@ def test_nearest_windows_and_unfolded_reflection(dtype, nsp, mode, padding, ac):
         x.reshape(-1)[::7] = np.array([np.nan, -0.0, np.inf], dtype)[np.arange(x.size)[::7] % 3]
         same = K.fused_grid_sample(x, _warp(nsp, 1.0, 0.0, 0.0).astype(dtype), ins, "nearest", padding, ac)
         np.testing.assert_array_equal(same.view(np.uint8), x.view(np.uint8))
+
+
+@pytest.mark.parametrize("dtype", (np.float32, np.float16))
+@pytest.mark.parametrize("padding", PADDINGS)
+@pytest.mark.parametrize("ac", (0, 1))
+def test_bicubic_runs_of_sixteen(dtype, padding, ac):
+    """Bicubic at x86-64-v4 picks sixteen pixels' taps out of a few runs of the plane that pass 1
+    plans (cpu_avx512.h plan16): each half in two runs, or up to four for a row change next to a
+    half's end, or eight at a time where four do not do.  Turns of 0.1-1 radian put two to five
+    input rows under a group; a zoom out spreads a group too far for any plan; images 15, 16 and
+    19 wide leave no room for a run, one, or a few (runs are clamped to the plane's end); 1, 6
+    and 19 channels take the row and tile routes.  The bits must be the per-location code's."""
+    warps = [(1.0, 0.0, 0.0), (1.05, 0.1, 0.03), (0.9, 0.35, -0.1), (1.1, 1.0, 0.05), (2.5, 0.3, 0.2),
+             (0.45, -0.05, -0.3)]
+    rng = np.random.default_rng(17)
+    for ins in ((40, 83), (23, 15), (21, 16), (30, 19)):
+        for c in (1, 6, 19):
+            x = rng.normal(0, 1, (1, c) + ins).astype(dtype)
+            for scale, turn, shift in warps:
+                theta = _warp(2, scale, turn, shift).astype(dtype)
+                fast, shared = both_paths(lambda: K.fused_grid_sample(x, theta, (ins[0], ins[1] + 40), "bicubic",
+                                                                      padding, ac))
+                np.testing.assert_array_equal(fast.view(np.uint8), shared.view(np.uint8))

@@ -95,14 +95,14 @@ inline void store_one(half_t* y, float v) { *y = from_float<half_t>(v); }
 // No eight-pixel form.
 struct NoGroup {
   template <typename N, typename X, typename Y>
-  bool operator()(N, X, Y, int) const { return false; }
+  int operator()(N, X, Y, int) const { return 0; }
 };
 
 // Pass 2 of bicubic and trilinear for NC channels (unrolled): pixels with off[j] >= 0
 // get apply(p, j) per channel, p pointing at the pixel's first tap in that channel's plane;
 // kNoTaps pixels are set to 0 and, when with_rim (the first block), kRim pixels go to rim(j).
 // group(IC<NC>, xc, yc, j) may do eight interior pixels j.. of the NC channels with planes xc[]
-// and outputs yc[] at once (false: it does not).
+// and outputs yc[] at once, or sixteen (it returns how many: 0, 8 or 16).
 template <int NC, typename T, typename Apply, typename Group, typename Rim>
 inline void apply_block(const T* x, int64_t plane, const int32_t* off, int len, T* y, int64_t ystride, int64_t ahead,
                         bool with_rim, const Apply& apply, const Group& group, const Rim& rim) {
@@ -112,12 +112,23 @@ inline void apply_block(const T* x, int64_t plane, const int32_t* off, int len, 
     xc[c] = x + c * plane;
     yc[c] = y + c * ystride;
   }
-  for (int j0 = 0; j0 < len; j0 += 8) {  // groups of eight, each prefetched (bilinear_block: why)
-    const int j1 = std::min(len, j0 + 8);
+  for (int j0 = 0, j1; j0 < len; j0 = j1) {  // groups of eight, each prefetched (bilinear_block: why)
+    j1 = std::min(len, j0 + 8);
     if (off[j0] >= 0 && off[j1 - 1] >= 0) prefetch_group<NC>(x, plane, off, j0, j1 - 1, ahead);
+#if SK_CPU_AVX2  // one vector test for the eight, not eight compares and branches
+    const bool interior =
+        j1 - j0 == 8 && _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_loadu_si256((const __m256i*)(off + j0)))) == 0;
+#else
     bool interior = j1 - j0 == 8;
     for (int j = j0; j < j1; ++j) interior &= off[j] >= 0;
-    if (interior && group(std::integral_constant<int, NC>{}, xc, yc, j0)) continue;
+#endif
+    if (interior) {
+      const int done = group(std::integral_constant<int, NC>{}, xc, yc, j0);
+      if (done > 0) {
+        j1 = j0 + done;
+        continue;
+      }
+    }
     for (int j = j0; j < j1; ++j) {
       const int32_t o = off[j];
       if (o >= 0) {
@@ -372,8 +383,23 @@ template <int PAD, typename T>
 struct BicubicRow : Segment<T> {
   alignas(32) float wx[4][kChunk], wy[4][kChunk];
   alignas(32) int32_t off[kChunk];  // top-left tap of the 4x4 window; kRim: a tap lies outside
+#if SK_CPU_AVX512
+  alignas(64) int32_t place[kChunk];  // float: groups of sixteen by runs (plan16): places
+  Plan16 plan[kChunk / 16];           // and runs; start[0] < 0: eight at a time
+#endif
 
   void pass1(const Image& im) {
+    tables(im);
+#if SK_CPU_AVX512
+    if constexpr (std::is_same<T, float>::value) {
+      const int32_t last = (int32_t)std::min<int64_t>(im.H * im.W - 3 * im.W - 16, INT32_MAX);  // rows 1-3 too
+      for (int g = 0; g < this->len / 16; ++g)
+        if (!plan16(off + 16 * g, 3, last, plan[g], place + 16 * g)) plan[g].start[0] = -1;
+    }
+#endif
+  }
+
+  void tables(const Image& im) {
     const int32_t H = (int32_t)im.H, W = (int32_t)im.W;
     const float xmax = (float)(W - 2), ymax = (float)(H - 2);
     const float* __restrict gx = this->gx;
@@ -416,11 +442,18 @@ struct BicubicRow : Segment<T> {
 #if SK_CPU_AVX2
     const float* const wxs[4] = {wx[0], wx[1], wx[2], wx[3]};
     const float* const wys[4] = {wy[0], wy[1], wy[2], wy[3]};
-    auto group = [&](auto nc, const T* const* xc, auto yc, int j) {
-      int64_t o[8];
-      for (int k = 0; k < 8; ++k) o[k] = off[j + k];
-      for (int c = 0; c < decltype(nc)::value; ++c) store8(yc[c] + j, bicubic_oct(xc[c], W, o, wxs, wys, j));
-      return true;
+    auto group = [&](auto nc, const T* const* xc, T* const* yc, int j) {
+#if SK_CPU_AVX512
+      if constexpr (std::is_same<T, float>::value) {
+        if (j % 16 == 0 && j + 16 <= this->len && plan[j / 16].start[0] >= 0) {
+          prefetch_group<decltype(nc)::value>(xc[0], im.H * W, off, j + 8, j + 15, this->ahead);  // the second eight
+          bicubic_hex<decltype(nc)::value>(xc, yc, W, plan[j / 16], place + j, wxs, wys, j);
+          return 16;
+        }
+      }
+#endif
+      bicubic_oct<decltype(nc)::value>(xc, yc, W, off, wxs, wys, j);
+      return 8;
     };
 #else
     const NoGroup group;
