@@ -7,13 +7,18 @@ Library use::
     print(result.report.summary())
 
 Pattern plugins subclass :class:`Pattern`; see docs/plugins.md. Which plugins a call uses is a
-:class:`PluginSet` passed as ``plugins=`` (default: the installed ones).
+:class:`PluginSet` passed as ``plugins=`` (default: the installed ones). Errors are
+:class:`SurgeonError` and its kinds (docs/errors.md); notes and warnings are logged under the
+``surgeon`` logger (silent unless the application configures logging).
 """
+
+import logging as _logging
 
 from .api import FuseResult, ValidateOptions, fuse, inspect, run
 from .attrs import make_attribute, make_attributes
 from .customop import CustomOp
-from .errors import SurgeonError
+from .errors import (ArgumentTypeError, CannotWriteError, InvalidArgumentError, InvalidModelError, PluginError,
+                     SurgeonError, ValidationFailed)
 from .graph import BackWalk, Node
 from .lowering import sample_by_gathers
 from .plugins import PluginSet
@@ -22,13 +27,18 @@ from .rewrite.match import Match, Refusal, refuse
 from .rewrite.pattern import Pattern
 from .rewrite.report import Report
 from .rewrite.template import Const, TemplateError, match_template
+from .saving import save
 from .unfuse import UnfuseResult, unfuse
 from .validate import ValidationReport, validate
 
+# A library logs; the application decides where it goes (nothing is printed unless it configures logging).
+_logging.getLogger(__name__).addHandler(_logging.NullHandler())
+
 __all__ = [
-    "fuse", "inspect", "run", "validate", "unfuse", "FuseResult", "UnfuseResult", "ValidateOptions", "Report",
+    "fuse", "inspect", "run", "validate", "unfuse", "save", "FuseResult", "UnfuseResult", "ValidateOptions", "Report",
     "ValidationReport",
     "Pattern", "Match", "Refusal", "refuse", "MatchContext", "RewriteContext", "Node", "CustomOp", "PluginSet",
-    "make_attribute", "make_attributes", "SurgeonError", "Const", "match_template", "TemplateError",
+    "make_attribute", "make_attributes", "SurgeonError", "InvalidModelError", "InvalidArgumentError",
+    "ArgumentTypeError", "CannotWriteError", "ValidationFailed", "PluginError", "Const", "match_template", "TemplateError",
     "sample_by_gathers", "BackWalk",
 ]

@@ -16,6 +16,15 @@ from typing import Callable, IO
 _umask_lock = threading.Lock()
 
 
+def _after_fork_in_child() -> None:
+    global _umask_lock
+    _umask_lock = threading.Lock()  # another thread of the parent may have held it
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def umask() -> int:
     """The process's umask, read without changing it where the OS tells it (Linux)."""
     try:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from onnx import TensorProto
 
-from .errors import SurgeonError
+from .errors import InvalidModelError
 from .wire import data_nbytes
 
 _CHUNK = 64 << 20  # for file systems without copy_file_range
@@ -50,7 +50,7 @@ def _field(label: str, info: dict, key: str) -> int | None:
     if text is None:
         return None
     if not _WHOLE_NUMBER.match(text):
-        raise SurgeonError(f"{label}: external data {key} {text!r} is not a whole number of bytes")
+        raise InvalidModelError(f"{label}: external data {key} {text!r} is not a whole number of bytes")
     return int(text)
 
 
@@ -60,33 +60,33 @@ def resolve(tensor: TensorProto, base_dir: str) -> ExternalRef:
     info = {e.key: e.value for e in tensor.external_data}
     location = info.get("location", "")
     if not location:
-        raise SurgeonError(f"{label} is marked external but names no location")
+        raise InvalidModelError(f"{label} is marked external but names no location")
     norm = os.path.normpath(location)
     if "\0" in location or os.path.isabs(location) or norm == ".." or norm.startswith(".." + os.sep):
-        raise SurgeonError(f"{label}: external data location {location!r} leaves the model's folder; refused")
+        raise InvalidModelError(f"{label}: external data location {location!r} leaves the model's folder; refused")
     root = os.path.realpath(base_dir)
     path = os.path.realpath(os.path.join(root, norm))
     if os.path.commonpath([root, path]) != root:
-        raise SurgeonError(f"{label}: external data location {location!r} leads out of the model's folder "
+        raise InvalidModelError(f"{label}: external data location {location!r} leads out of the model's folder "
                            f"through a symbolic link (to {path}); refused")
     try:
         st = os.stat(path)
     except FileNotFoundError:
-        raise SurgeonError(f"{label}: external data file {location!r} not found next to the model") from None
+        raise InvalidModelError(f"{label}: external data file {location!r} not found next to the model") from None
     except OSError as exc:
-        raise SurgeonError(f"{label}: external data file {location!r} cannot be read ({exc.strerror})") from None
+        raise InvalidModelError(f"{label}: external data file {location!r} cannot be read ({exc.strerror})") from None
     if not stat.S_ISREG(st.st_mode):
-        raise SurgeonError(f"{label}: external data location {location!r} is not a regular file")
+        raise InvalidModelError(f"{label}: external data location {location!r} is not a regular file")
     need = data_nbytes(tensor)
     if need is None:
-        raise SurgeonError(f"{label}: external data needs a fixed-size element type and non-negative dims "
+        raise InvalidModelError(f"{label}: external data needs a fixed-size element type and non-negative dims "
                            f"(type {tensor.data_type}, dims {list(tensor.dims)})")
     offset, length = _field(label, info, "offset") or 0, _field(label, info, "length")
     if length is not None and length != need:
-        raise SurgeonError(f"{label}: external data length {length} in {location!r} is not the {need} bytes "
+        raise InvalidModelError(f"{label}: external data length {length} in {location!r} is not the {need} bytes "
                            f"its dims {list(tensor.dims)} and type need")
     if offset + need > st.st_size:
-        raise SurgeonError(f"{label}: external data file {location!r} is too short: {need} bytes needed at "
+        raise InvalidModelError(f"{label}: external data file {location!r} is too short: {need} bytes needed at "
                            f"offset {offset}, the file holds {st.st_size}")
     return ExternalRef(path, offset, need)
 
@@ -106,7 +106,7 @@ def copy_range(src: int, src_offset: int, length: int, dst: int, dst_offset: int
             use_kernel = False
             chunk = os.pread(src, min(length - done, _CHUNK), src_offset + done)
             if not chunk:
-                raise SurgeonError(f"{name or 'external data'}: ended early")
+                raise InvalidModelError(f"{name or 'external data'}: ended early")
             n = os.pwrite(dst, chunk, dst_offset + done)
         done += n
 

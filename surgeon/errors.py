@@ -1,5 +1,20 @@
-"""The one exception type users see: its message is a complete one-line explanation; and the
-one line kept of an onnxruntime error (for an op it has no kernel for: what to do instead)."""
+"""What surgeon raises, and the one line kept of an onnxruntime error (for an op it has no kernel
+for: what to do instead).
+
+Every error is a ``SurgeonError`` whose message is a complete one-line explanation (the command
+line prints it as is). A pipeline catches the kind it can act on (docs/errors.md):
+
+- ``InvalidModelError``: the model cannot be read, or is not valid ONNX (its external data too);
+- ``InvalidArgumentError`` (also a ``ValueError``): an argument has a value surgeon cannot use;
+  ``ArgumentTypeError`` (also a ``TypeError``): it is not even of a type surgeon takes;
+- ``CannotWriteError``: an output cannot be written (nothing of it is left behind);
+- ``ValidationFailed``: ``fuse(validate=True)`` refused a result that differs from the original
+  (the ``ValidationReport`` is attached);
+- ``PluginError``: a plugin cannot be loaded, is malformed or ambiguous, or broke its contract.
+
+Anything else (onnxruntime failing on a model, an engine hazard refusing the write, an opset the
+model cannot be converted to) is a plain ``SurgeonError``.
+"""
 
 import os
 import re
@@ -9,9 +24,54 @@ class SurgeonError(Exception):
     """A problem with the user's input or environment, reported as one line (never a traceback)."""
 
 
-def cannot_write(path, exc: OSError) -> SurgeonError:
+class InvalidModelError(SurgeonError):
+    """The model cannot be read or is not valid ONNX: a missing, empty or truncated file, a
+    checker failure, external data that is missing, too short or outside the model's folder."""
+
+
+class InvalidArgumentError(SurgeonError, ValueError):
+    """An argument surgeon cannot use: feeds that do not fit the model, a negative tolerance, an
+    unknown device or engine, an input shape the model contradicts."""
+
+
+class ArgumentTypeError(InvalidArgumentError, TypeError):
+    """An argument of a type surgeon does not take (``None`` or an int as the model, a str for
+    the plugins...)."""
+
+
+class CannotWriteError(SurgeonError):
+    """An output cannot be written: its folder is missing or read-only, it is the input (or a
+    link to it), the disk is full. ``path``: the output concerned."""
+
+    def __init__(self, message: str, path: str | None = None):
+        super().__init__(message)
+        self.path = path
+
+
+class ValidationFailed(SurgeonError):
+    """The rewritten model does not compute what the original computes. ``report``: the
+    ``ValidationReport`` (``report.failures()`` lists each failure); ``fuse_report``: the fuse
+    ``Report`` when ``fuse(validate=True)`` raised it (else None)."""
+
+    def __init__(self, message: str, report=None, fuse_report=None):
+        super().__init__(message)
+        self.report = report
+        self.fuse_report = fuse_report
+
+
+class PluginError(SurgeonError):
+    """A plugin cannot be loaded, is malformed, two plugins give the same name or op with no
+    choice between them, a hook returned what it may not, or an op has no kernel to run it.
+    ``plugin``: the plugin's label where one is known ("" otherwise)."""
+
+    def __init__(self, message: str, plugin: str = ""):
+        super().__init__(message)
+        self.plugin = plugin
+
+
+def cannot_write(path, exc: OSError) -> CannotWriteError:
     """The one line for an output that could not be written (nothing of it is left behind)."""
-    return SurgeonError(f"{path}: cannot write ({exc.strerror or exc})")
+    return CannotWriteError(f"{path}: cannot write ({exc.strerror or exc})", path=os.fspath(path))
 
 
 # onnxruntime's messages carry a status code, the source file and the C++ function: noise to a user.

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from onnx import ModelProto
 
-from .errors import SurgeonError
+from .errors import InvalidModelError
 
 
 def is_graph(model) -> bool:
@@ -21,7 +21,7 @@ def to_proto(graph) -> ModelProto:
         return gs.export_onnx(graph)
     except Exception as exc:
         text = str(exc).strip().splitlines()
-        raise SurgeonError(f"the graphsurgeon Graph cannot be exported to ONNX: {text[0] if text else exc}") from None
+        raise InvalidModelError(f"the graphsurgeon Graph cannot be exported to ONNX: {text[0] if text else exc}") from None
 
 
 def from_proto(proto: ModelProto):

@@ -21,8 +21,10 @@ import onnx
 from google.protobuf.message import DecodeError
 from onnx import ModelProto, TensorProto, numpy_helper
 
+from . import homes
+from .arguments import check_model as check_arg
 from .datafile import ExternalRef, resolve
-from .errors import SurgeonError
+from .errors import InvalidModelError
 from .graph.node import subgraphs_of
 from .graph.propagation import propagation_hazard
 from .wire import tensor_nbytes
@@ -38,10 +40,15 @@ class LoadedModel:
     proto: ModelProto
     path: str | None = None
     external: dict[str, ExternalRef] = field(default_factory=dict)  # keyed by tensor name
+    # For a model given in memory that surgeon handed back (homes.py): the folder its external
+    # data locations are relative to.
+    data_dir: str | None = None
 
     @property
     def base_dir(self) -> str:
-        return os.path.dirname(os.path.abspath(self.path)) if self.path else os.getcwd()
+        if self.path:
+            return os.path.dirname(os.path.abspath(self.path))
+        return self.data_dir or os.getcwd()
 
 
 def iter_tensors(graph: onnx.GraphProto) -> Iterator[TensorProto]:
@@ -100,14 +107,14 @@ def check_text(skeleton: bytes, proto: ModelProto, label: str) -> None:
         _strict_model_class().FromString(skeleton)
     except DecodeError:
         bad = next((n for n in _names(proto) if type(n) is not str), None)
-        raise SurgeonError(f"{label}: a name in the model is not valid UTF-8{f' ({bad!r})' if bad else ''}; "
+        raise InvalidModelError(f"{label}: a name in the model is not valid UTF-8{f' ({bad!r})' if bad else ''}; "
                            "refused") from None
     if b"location" not in skeleton:  # the key every external reference carries
         return
     for node in (*_nodes(proto.graph), *(n for f in proto.functions for n in f.node)):
         for attr in node.attribute:
             if any(t.data_location == TensorProto.EXTERNAL for t in [attr.t, *attr.tensors]):
-                raise SurgeonError(f"{label}: node {node.name!r} holds a constant in external data (only "
+                raise InvalidModelError(f"{label}: node {node.name!r} holds a constant in external data (only "
                                    "initializers may); refused")
 
 
@@ -117,22 +124,22 @@ def load_model(path: str | os.PathLike) -> LoadedModel:
     try:
         st = os.stat(path)
     except FileNotFoundError:
-        raise SurgeonError(f"{path}: no such file") from None
+        raise InvalidModelError(f"{path}: no such file") from None
     except OSError as exc:
-        raise SurgeonError(f"{path}: cannot read ({exc.strerror})") from None
+        raise InvalidModelError(f"{path}: cannot read ({exc.strerror})") from None
     if stat.S_ISDIR(st.st_mode):
-        raise SurgeonError(f"{path}: is a folder, not a model file")
+        raise InvalidModelError(f"{path}: is a folder, not a model file")
     if not stat.S_ISREG(st.st_mode):
-        raise SurgeonError(f"{path}: not a regular file")
+        raise InvalidModelError(f"{path}: not a regular file")
     if st.st_size == 0:
-        raise SurgeonError(f"{path}: file is empty")
+        raise InvalidModelError(f"{path}: file is empty")
     try:
         with open(path, "rb") as f:
             proto = onnx.load_model_from_string(f.read())
     except (DecodeError, RuntimeError, ValueError) as exc:
-        raise SurgeonError(f"{path}: not a valid ONNX model (truncated or not protobuf: {exc})") from None
+        raise InvalidModelError(f"{path}: not a valid ONNX model (truncated or not protobuf: {exc})") from None
     except OSError as exc:
-        raise SurgeonError(f"{path}: cannot read ({exc.strerror})") from None
+        raise InvalidModelError(f"{path}: cannot read ({exc.strerror})") from None
     loaded = LoadedModel(proto, path)
     check_model(loaded, path)
     _READ.update((os.path.abspath(p), what) for p, what in input_files(loaded).items())
@@ -144,35 +151,38 @@ def check_model(loaded: LoadedModel, label: str, structure: bool = True) -> None
     ``structure=False`` (models built in memory) skips the ONNX checker, as before."""
     proto = loaded.proto
     if structure and (proto.ir_version <= 0 or not proto.HasField("graph") or not proto.opset_import):
-        raise SurgeonError(f"{label}: not an ONNX model (no IR version, graph or opset import)")
+        raise InvalidModelError(f"{label}: not an ONNX model (no IR version, graph or opset import)")
     skeleton = skeleton_model(proto).SerializeToString()
     check_text(skeleton, proto, label)
     for tensor in iter_tensors(proto.graph):
         if tensor.data_type not in _KNOWN_TYPES:
-            raise SurgeonError(f"{label}: initializer {tensor.name!r} has an unknown element type ({tensor.data_type})")
+            raise InvalidModelError(f"{label}: initializer {tensor.name!r} has an unknown element type "
+                                    f"({tensor.data_type})")
         if any(d < 0 for d in tensor.dims):
-            raise SurgeonError(f"{label}: initializer {tensor.name!r} has negative dims {list(tensor.dims)}")
+            raise InvalidModelError(f"{label}: initializer {tensor.name!r} has negative dims {list(tensor.dims)}")
         if tensor.data_location == TensorProto.EXTERNAL:
-            if loaded.path is None:
-                raise SurgeonError(f"tensor {tensor.name!r} refers to external data, but the model was given in "
-                                   "memory: pass its path instead")
+            if loaded.path is None and loaded.data_dir is None:
+                raise InvalidModelError(f"tensor {tensor.name!r} refers to external data, but the model was given "
+                                        "in memory and surgeon does not know its folder: pass its path instead")
             if any(type(e.key) is not str or type(e.value) is not str for e in tensor.external_data):
-                raise SurgeonError(f"{label}: tensor {tensor.name!r}: its external data location is not valid UTF-8")
+                raise InvalidModelError(f"{label}: tensor {tensor.name!r}: its external data location is not "
+                                        "valid UTF-8")
             if tensor.name in loaded.external:  # the data is looked up by name
-                raise SurgeonError(f"{label}: two initializers named {tensor.name!r} live in external data; refused")
+                raise InvalidModelError(f"{label}: two initializers named {tensor.name!r} live in external data; "
+                                        "refused")
             loaded.external[tensor.name] = resolve(tensor, loaded.base_dir)
     if structure:
         check_graph(skeleton, label)
 
 
 def load_model_proto(model: ModelProto | LoadedModel | str | os.PathLike) -> LoadedModel:
-    """Accept a path, a ModelProto or a LoadedModel (library entry points take any of them)."""
+    """Accept a path, a ModelProto or a LoadedModel (library entry points take any of them). A
+    ModelProto surgeon handed back finds its external data where it was (homes.py)."""
     if isinstance(model, LoadedModel):
         return model
     if isinstance(model, ModelProto):
-        loaded = LoadedModel(model)
-        check_model(loaded, "model", structure=False)
-        return loaded
+        return load_in_memory(model, homes.folder_of(model))
+    check_arg(model)
     return load_model(model)
 
 
@@ -181,8 +191,21 @@ def load_copy(model: ModelProto | LoadedModel | str | os.PathLike) -> LoadedMode
     if isinstance(model, ModelProto):
         copy = ModelProto()
         copy.CopyFrom(model)
-        model = copy
+        return load_in_memory(copy, homes.folder_of(model))  # looked up by the caller's model, not the copy
     return load_model_proto(model)
+
+
+def load_in_memory(proto: ModelProto, data_dir: str | None = None) -> LoadedModel:
+    """A model given in memory, checked; ``data_dir``: where its external data is (homes.py)."""
+    loaded = LoadedModel(proto, data_dir=data_dir)
+    check_model(loaded, "model", structure=False)
+    return loaded
+
+
+def remember_home(loaded: LoadedModel) -> None:
+    """A model about to be handed back in memory: where its external data is, for when it comes back."""
+    if loaded.external:
+        homes.remember(loaded.proto, loaded.base_dir)
 
 
 def check_graph(model: ModelProto | bytes, label: str = "model") -> None:
@@ -195,7 +218,7 @@ def check_graph(model: ModelProto | bytes, label: str = "model") -> None:
         onnx.checker.check_model(model)
     except onnx.checker.ValidationError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise SurgeonError(f"{label}: fails the ONNX checker: {first}") from None
+        raise InvalidModelError(f"{label}: fails the ONNX checker: {first}") from None
 
 
 def skeleton_model(proto: ModelProto, keep_small: int = 0, value_info: bool = True) -> ModelProto:
@@ -270,12 +293,12 @@ def tensor_to_array(tensor: TensorProto, loaded: LoadedModel | None = None) -> n
     if tensor.data_location == TensorProto.EXTERNAL:
         ref = loaded.external.get(tensor.name) if loaded else None
         if ref is None:
-            raise SurgeonError(f"tensor {tensor.name!r}: external data cannot be located")
+            raise InvalidModelError(f"tensor {tensor.name!r}: external data cannot be located")
         with open(ref.path, "rb") as f:
             f.seek(ref.offset)
             raw = f.read(ref.length)
         if len(raw) != ref.length:
-            raise SurgeonError(f"tensor {tensor.name!r}: external data file {ref.path} shrank while being read")
+            raise InvalidModelError(f"tensor {tensor.name!r}: external data file {ref.path} shrank while being read")
         copy = TensorProto()
         copy.CopyFrom(tensor)
         del copy.external_data[:]
@@ -286,7 +309,7 @@ def tensor_to_array(tensor: TensorProto, loaded: LoadedModel | None = None) -> n
         return numpy_helper.to_array(tensor)
     except Exception as exc:  # a data field that does not fit the dims or type
         text = str(exc).strip().splitlines()
-        raise SurgeonError(f"tensor {tensor.name!r}: its data does not fit its dims {list(tensor.dims)} and "
+        raise InvalidModelError(f"tensor {tensor.name!r}: its data does not fit its dims {list(tensor.dims)} and "
                            f"type ({text[0] if text else type(exc).__name__})") from None
 
 

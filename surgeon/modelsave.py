@@ -11,7 +11,7 @@ from onnx import TensorProto, numpy_helper
 
 from .atomicfile import Outputs, write_file
 from .datafile import DataFileWriter
-from .errors import SurgeonError, cannot_write
+from .errors import CannotWriteError, cannot_write
 from .modelio import LoadedModel, files_read, input_files, iter_tensors, model_data_bytes, tensor_to_array
 from .wire import check_raw_size, tensor_nbytes, write_model
 
@@ -41,17 +41,18 @@ def check_outputs(outputs: list[str], inputs: Mapping[str, str] | Iterable[str])
         for src, what in inputs.items():
             if _same_file(out, src):
                 where = "" if what == "the input file" else f" {src}"
-                raise SurgeonError(f"{out}: output is {what}{where} (or a link to it); refusing to overwrite the input")
+                raise CannotWriteError(f"{out}: output is {what}{where} (or a link to it); refusing to overwrite "
+                                       "the input", path=out)
         for other in outputs[:k]:
             if _same_file(out, other):
-                raise SurgeonError(f"{out}: given for two outputs ({other}); refused")
+                raise CannotWriteError(f"{out}: given for two outputs ({other}); refused", path=out)
         folder = os.path.dirname(os.path.abspath(out))
         if not os.path.isdir(folder):
-            raise SurgeonError(f"{out}: output folder {folder} does not exist")
+            raise CannotWriteError(f"{out}: output folder {folder} does not exist", path=out)
         if not os.access(folder, os.W_OK | os.X_OK):
-            raise SurgeonError(f"{out}: output folder {folder} is not writable")
+            raise CannotWriteError(f"{out}: output folder {folder} is not writable", path=out)
         if os.path.isdir(out):
-            raise SurgeonError(f"{out}: is a folder")
+            raise CannotWriteError(f"{out}: is a folder", path=out)
 
 
 def _externalise(loaded: LoadedModel, data_fd: int, location: str, restore: bool, undo: list) -> None:
@@ -114,7 +115,8 @@ def save_model(loaded: LoadedModel, out_path: str | os.PathLike, external_data: 
     if external_data is None:
         external_data = bool(loaded.external) or too_big
     if not external_data and too_big:
-        raise SurgeonError(f"{out_path}: model exceeds protobuf's 2 GB limit; write it with --external-data")
+        raise CannotWriteError(f"{out_path}: model exceeds protobuf's 2 GB limit; write it with --external-data",
+                               path=out_path)
     name = os.path.basename(out_path)
     data_path = os.path.join(os.path.dirname(out_path), name + ".data") if external_data else None
     check_outputs([out_path] + ([data_path] if data_path else []) + list(texts), input_files(loaded))

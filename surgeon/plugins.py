@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import logging
 from dataclasses import dataclass, field, replace
 from importlib.metadata import entry_points
 from typing import Iterable, Sequence
@@ -21,6 +22,7 @@ from .errors import ArgumentTypeError, PluginError, SurgeonError
 from .rewrite.pattern import Pattern, check_definition
 
 GROUP = "surgeon.patterns"
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -94,6 +96,7 @@ class PluginSet:
             except Exception as exc:  # one broken install must not take the others down
                 found.warnings.append(f"plugin {ep.name!r} from package {origin.package!r} not loaded: "
                                       f"{_one_line(exc)}")
+                log.warning("%s", found.warnings[-1])
                 continue
             found._add(patterns, origin)
         for spec in extra:

@@ -2,8 +2,9 @@
 amount is known, else the seconds spent, on one line redrawn in place.
 
 Shown only when stderr is a terminal, after the work has taken ``DELAY`` seconds (quick work stays
-silent), and never with ``set_quiet()`` (the commands' ``--quiet``) or ``SURGEON_QUIET=1``. It
-never touches stdout. Nested work reads ``outer > inner``. Usage::
+silent), and never with ``SURGEON_QUIET=1``, ``set_quiet()`` (the commands' ``--quiet``) or, for
+one call, within ``quieted(True)`` (the library's ``quiet=True``). It never touches stdout.
+Nested work reads ``outer > inner``. Usage::
 
     for node in progress.track(nodes, "matching"): ...
     with progress.task("validating", total=len(regions)) as t: ...; t.advance()
@@ -12,6 +13,8 @@ never touches stdout. Nested work reads ``outer > inner``. Usage::
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import os
 import shutil
 import sys
@@ -27,16 +30,32 @@ DELAY = 1.0  # seconds before anything is shown ($SURGEON_PROGRESS_DELAY overrid
 TICK = 0.1  # seconds between redraws
 BAR = 24  # cells in the bar
 _quiet = False
+# A library call's quiet=True: per thread and task (a context variable), so one caller's choice
+# never silences another's.
+_call_quiet: contextvars.ContextVar[bool] = contextvars.ContextVar("surgeon_quiet", default=False)
 
 
 def set_quiet(quiet: bool = True) -> None:
-    """No progress at all from now on (``--quiet``)."""
+    """No progress at all from now on, in the whole process (``--quiet``)."""
     global _quiet
     _quiet = quiet
 
 
+@contextlib.contextmanager
+def quieted(quiet: bool = True) -> Iterator[None]:
+    """No progress within (``quiet=True`` of a library call); ``quiet=False`` changes nothing."""
+    if not quiet:
+        yield
+        return
+    token = _call_quiet.set(True)
+    try:
+        yield
+    finally:
+        _call_quiet.reset(token)
+
+
 def enabled() -> bool:
-    if _quiet or os.environ.get("SURGEON_QUIET", "") not in ("", "0"):
+    if _quiet or _call_quiet.get() or os.environ.get("SURGEON_QUIET", "") not in ("", "0"):
         return False
     try:
         return sys.stderr.isatty()
@@ -153,6 +172,16 @@ class _Screen:
 
 
 _screen = _Screen()
+
+
+def _after_fork_in_child() -> None:
+    """A forked child has no ticker thread, and the lock may have been held by one: start afresh."""
+    global _screen
+    _screen = _Screen()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def task(label: str, total: int | None = None, unit: str = "") -> Task:

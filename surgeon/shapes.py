@@ -11,7 +11,7 @@ from typing import Iterable, Sequence
 import onnx
 from onnx import GraphProto, ModelProto, TypeProto, ValueInfoProto, helper
 
-from .errors import SurgeonError
+from .errors import InvalidArgumentError
 from .graph.node import subgraphs_of
 from .modelio import infer_skeleton, iter_tensors
 
@@ -147,13 +147,13 @@ def parse_input_shape(spec: str) -> tuple[str, list[int]]:
     """``"x:1,3,224,224"`` -> ``("x", [1, 3, 224, 224])``; the name may itself hold colons."""
     name, sep, dims = spec.rpartition(":")
     if not sep or not name:
-        raise SurgeonError(f"--input-shape {spec!r}: expected NAME:D1,D2,... (e.g. x:1,3,224,224)")
+        raise InvalidArgumentError(f"--input-shape {spec!r}: expected NAME:D1,D2,... (e.g. x:1,3,224,224)")
     try:
         values = [int(d) for d in dims.split(",")] if dims else []
     except ValueError:
-        raise SurgeonError(f"--input-shape {spec!r}: dims must be integers") from None
+        raise InvalidArgumentError(f"--input-shape {spec!r}: dims must be integers") from None
     if any(v <= 0 for v in values):
-        raise SurgeonError(f"--input-shape {spec!r}: dims must be positive")
+        raise InvalidArgumentError(f"--input-shape {spec!r}: dims must be positive")
     return name, values
 
 
@@ -163,15 +163,15 @@ def apply_input_shapes(proto: ModelProto, shapes: dict[str, Sequence[int]]) -> N
     for name, dims in shapes.items():
         if name not in inputs:
             known = ", ".join(sorted(inputs)) or "none"
-            raise SurgeonError(f"--input-shape: the model has no input {name!r} (inputs: {known})")
+            raise InvalidArgumentError(f"--input-shape: the model has no input {name!r} (inputs: {known})")
         tt = inputs[name].type.tensor_type
         if tt.HasField("shape") and len(tt.shape.dim) != len(dims):
-            raise SurgeonError(
+            raise InvalidArgumentError(
                 f"--input-shape: input {name!r} has rank {len(tt.shape.dim)}, got {len(dims)} dims"
             )
         for i, declared in enumerate(tt.shape.dim if tt.HasField("shape") else []):
             if declared.HasField("dim_value") and declared.dim_value != dims[i]:
-                raise SurgeonError(
+                raise InvalidArgumentError(
                     f"--input-shape: input {name!r} dim {i} is fixed at {declared.dim_value}, got {dims[i]}"
                 )
         tt.ClearField("shape")

@@ -3,6 +3,7 @@ usage errors exit 2 (click's convention)."""
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 
@@ -67,6 +68,9 @@ from . import fuse_cmd, inspect_cmd, lint_cmd, ortlib_cmd, patterns_cmd, run_cmd
 
 
 def main() -> None:
+    # The command prints its notes and warnings itself: the library's log records of them stay
+    # off the root logger, whatever a plugin configured there.
+    logging.getLogger("surgeon").propagate = False
     cli.main(prog_name="surgeon")
 
 

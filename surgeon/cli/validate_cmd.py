@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import click
 
-from ..errors import SurgeonError
+from ..errors import ValidationFailed
 from . import cli
 from .feeds import feed_options, gather_feeds, say_notes
 from .options import (html_option, parse_shapes, plugin_options, plugin_set, quiet_option, report_option, say_html,
@@ -68,4 +68,4 @@ def validate(original_path, rewritten_path, input_specs, inputs_npz, input_shape
         failures = report.failures()
         first = failures[0] if failures else "no output was compared"
         more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
-        raise SurgeonError(f"validation failed: {first}{more}")
+        raise ValidationFailed(f"validation failed: {first}{more}", report=report)

@@ -19,6 +19,7 @@ import onnx
 from onnx import ModelProto, helper, numpy_helper
 
 from ..errors import SurgeonError, ort_message
+from ..forksafe import ForkSafeSession
 from .fold import MAX_READ, ConstantFolder
 from .index import GraphIndex, reads_of
 from .node import Node
@@ -137,7 +138,7 @@ class RegionEvaluator:
             # full optimisation level has crashed (SIGSEGV) on regions a fuzzer cut from mutants.
             options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
             try:
-                session = ort.InferenceSession(payload, options, providers=["CPUExecutionProvider"])
+                session = ForkSafeSession(ort.InferenceSession(payload, options, providers=["CPUExecutionProvider"]))
             except Exception as exc:
                 raise SurgeonError(f"onnxruntime cannot run the region: {ort_message(exc)}") from None
             self._sessions[key] = session

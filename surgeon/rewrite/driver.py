@@ -13,7 +13,7 @@ import traceback
 import onnx
 from onnx import GraphProto, ModelProto
 
-from ..errors import SurgeonError
+from ..errors import PluginError, SurgeonError
 from ..graph import BackWalk, GraphIndex, Node
 from ..graph.index import reads_of
 from ..graph.node import subgraphs_of
@@ -28,6 +28,8 @@ from .match import Match, Refusal
 from .pattern import Pattern
 from . import capture
 from .report import NearMiss, Report, Rewrite
+from ..plugins import pattern_label
+from ..reportfields import NodeRef, body_scope
 from .repair import repair_shapes
 
 MAX_PASSES = 32
@@ -148,6 +150,7 @@ class Driver:
         self.plugins = list(plugins)
         self.patterns: list[Pattern] = [p.pattern for p in self.plugins]
         self._origin = {id(p.pattern): p.origin for p in self.plugins}
+        self._labels = {id(p.pattern): p.label for p in self.plugins if hasattr(p, "label")}
         proto = loaded.proto
         shapes = ShapeTable(proto)
         opsets = {o.domain: o.version for o in proto.opset_import}
@@ -224,8 +227,7 @@ class Driver:
                     continue
                 bodies = [attr.g] if attr.type == onnx.AttributeProto.GRAPH else list(attr.graphs)
                 for k, body in enumerate(bodies):
-                    label = f"{scope}/{node.name or node.op_type}.{attr.name}" + (f"[{k}]" if len(bodies) > 1 else "")
-                    changed |= self._rewrite_graph(body, index, label)
+                    changed |= self._rewrite_graph(body, index, body_scope(scope, node, attr.name, k, len(bodies)))
         return changed
 
     def _collect(self, index: GraphIndex, scope: str) -> list[tuple[Pattern, Match]]:
@@ -268,7 +270,9 @@ class Driver:
         except Exception as exc:  # a plugin bug must not take the whole run down
             return Refusal(self._raised(pattern, "match", exc)), None
         if result is not None and not isinstance(result, (Match, Refusal)):
-            raise SurgeonError(self._broken(pattern, "match", result, "a surgeon.Match, a surgeon.refuse(reason) or None"))
+            raise PluginError(self._broken(pattern, "match", result,
+                                           "a surgeon.Match, a surgeon.refuse(reason) or None"),
+                              plugin=self._plugin_label(pattern))
         if not isinstance(result, Match):
             return result, None
         try:
@@ -278,7 +282,8 @@ class Driver:
         except Exception as exc:
             return Refusal(self._raised(pattern, "check", exc)), result
         if reason is not None and not isinstance(reason, str):
-            raise SurgeonError(self._broken(pattern, "check", reason, "None to go ahead or a str saying why not"))
+            raise PluginError(self._broken(pattern, "check", reason, "None to go ahead or a str saying why not"),
+                              plugin=self._plugin_label(pattern))
         return (Refusal(reason), result) if reason else (result, None)
 
     def _broken(self, pattern: Pattern, hook: str, value, allowed: str) -> str:
@@ -288,20 +293,16 @@ class Driver:
                 f"({type(value).__name__}); it must return {allowed}")
 
     def _plugin_label(self, pattern: Pattern) -> str:
-        """The plugin a pattern came from, for errors: its package or --plugin spec, else its class."""
-        origin = self._origin.get(id(pattern))
-        if origin is not None and origin.source != "given":
-            return origin.label
-        return f"{type(pattern).__module__}:{type(pattern).__name__}"
+        """The plugin a pattern came from (``Plugin.label``): reports, errors and near misses name it so."""
+        return self._labels.get(id(pattern)) or pattern_label(pattern, self._origin.get(id(pattern)))
 
     def _raised(self, pattern: Pattern, where: str, exc: Exception) -> str:
         """A near-miss reason for a plugin's exception; SURGEON_DEBUG=1 prints the traceback."""
         if os.environ.get("SURGEON_DEBUG", "") not in ("", "0"):
             traceback.print_exception(exc, file=sys.stderr)
         text = str(exc).strip().splitlines()
-        origin = self._origin.get(id(pattern))
-        plugin = f" (plugin {origin.label})" if origin and not origin.source == "given" else ""
-        return f"{where}() raised {type(exc).__name__}: {text[0] if text else ''}{plugin}"
+        return (f"{where}() raised {type(exc).__name__}: {text[0] if text else ''} "
+                f"(plugin {self._plugin_label(pattern)})")
 
     def _anchors(self, index: GraphIndex) -> list[Node]:
         """Nodes some pattern may anchor on, in graph order: one pass over the op types instead
@@ -318,7 +319,8 @@ class Driver:
         key = (pattern.name, node.label, scope, reason)
         if key not in self._refused:
             self._refused.add(key)
-            miss = NearMiss(pattern.name, node.label, scope, reason, plugin=self._plugin(pattern))
+            miss = NearMiss(pattern.name, node.label, scope, reason, plugin=self._plugin(pattern),
+                            node_ref=NodeRef.of(node, scope))
             if index is not None and len(self.report.refusals) < MAX_PICTURED:
                 try:
                     nodes = candidate.nodes if candidate is not None else capture.neighbourhood(node, index.find_producer)
@@ -329,10 +331,7 @@ class Driver:
             self.report.refusals.append(miss)
 
     def _plugin(self, pattern: Pattern) -> str:
-        origin = self._origin.get(id(pattern))
-        if origin is None:
-            return ""
-        return "given" if origin.source == "given" else origin.label  # "given": passed to the call as a pattern
+        return self._plugin_label(pattern) if id(pattern) in self._origin else ""
 
     def _shape_of(self, value: str):
         return self.session.shapes._known(value)  # declared or set: no shape inference for a picture
@@ -351,6 +350,9 @@ class Driver:
             written=[f"{n.domain + '::' if n.domain else ''}{n.op_type} {n.name}" for n in written],
             warnings=list(match.warnings),
             plugin=self._plugin(pattern),
+            anchor_ref=NodeRef.of(match.anchor, scope),
+            replaced_refs=[NodeRef.of(n, scope) for n in match.nodes],
+            written_refs=[NodeRef.of(n, scope) for n in written],
         )
         if len(self.report.rewrites) < MAX_PICTURED:
             new = {t.name: capture.tensor_label(t) for t in ctx.new_initializers}

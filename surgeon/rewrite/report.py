@@ -1,32 +1,54 @@
-"""What a fuse run did: every rewrite, every refusal with its reason, and the totals."""
+"""What a fuse run did: every rewrite, every refusal with its reason, and the totals.
+
+The text fields (``anchor``, ``node``, ``written``...) are for people; the JSON names each node
+by its fields (``NodeRef``: name, op type, domain, graph, first output) and follows
+``surgeon/schemas/report.schema.json``.
+"""
 
 from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 from ..amounts import bytes_text
+from ..reportfields import NodeRef, header
 
 
 @dataclass
 class Rewrite:
     pattern: str
-    anchor: str
+    anchor: str  # the anchor's label: "name (op)"
     graph: str
     replaced: list[str]  # op types of the nodes that went away
     written: list[str]  # "domain::Op name" of the nodes written instead
     warnings: list[str] = field(default_factory=list)
-    plugin: str = ""  # where the pattern came from: "package version" or the --plugin spec
+    plugin: str = ""  # where the pattern came from (plugins.Plugin.label)
     # What the HTML report draws (surgeon/rewrite/capture.py): {"before": region, "after": region,
     # "outputs": [value names]}; not in to_json() unless asked (to_dict(regions=True)).
     region: dict | None = field(default=None, repr=False)
+    # The same nodes as fields, for the JSON: the anchor, the nodes replaced, the nodes written.
+    anchor_ref: NodeRef | None = field(default=None, repr=False)
+    replaced_refs: list[NodeRef] = field(default_factory=list, repr=False)
+    written_refs: list[NodeRef] = field(default_factory=list, repr=False)
+
+    def to_dict(self, regions: bool = False) -> dict:
+        data = {"pattern": self.pattern, "plugin": self.plugin, "graph": self.graph,
+                "anchor": (self.anchor_ref or NodeRef(self.anchor, "", graph=self.graph)).to_dict(),
+                "replaced": [r.to_dict() for r in self.replaced_refs]
+                or [NodeRef("", op, graph=self.graph).to_dict() for op in self.replaced],
+                "written": [r.to_dict() for r in self.written_refs]
+                or [NodeRef(text, "", graph=self.graph).to_dict() for text in self.written],
+                "warnings": list(self.warnings)}
+        if regions:
+            data["region"] = self.region
+        return data
 
 
 @dataclass
 class NearMiss:
     pattern: str
-    node: str
+    node: str  # the node's label: "name (op)"
     graph: str
     reason: str
     plugin: str = ""
@@ -34,6 +56,14 @@ class NearMiss:
     # else the anchor and the nodes feeding it ("neighbourhood").
     region: dict | None = field(default=None, repr=False)
     region_kind: str = field(default="", repr=False)
+    node_ref: NodeRef | None = field(default=None, repr=False)  # the node as fields, for the JSON
+
+    def to_dict(self, regions: bool = False) -> dict:
+        data = {"pattern": self.pattern, "plugin": self.plugin, "graph": self.graph,
+                "node": (self.node_ref or NodeRef(self.node, "", graph=self.graph)).to_dict(), "reason": self.reason}
+        if regions:
+            data["region"], data["region_kind"] = self.region, self.region_kind
+        return data
 
 
 @dataclass
@@ -54,16 +84,19 @@ class Report:
     seconds: float = 0.0  # time the rewrite took (loading and writing excluded)
     bytes_before: int = 0  # weights and constants in the model, before and after
     bytes_after: int = 0
+    kind: str = ""  # the report's kind in JSON: "unfuse" when unfuse made it, else fuse or inspect
 
     def to_dict(self, regions: bool = False) -> dict:
-        """Plain data; ``regions=True`` adds what the HTML report draws for each rewrite and
-        near miss (``region``)."""
-        data = asdict(self)
-        if not regions:
-            for entry in data["rewrites"] + data["refusals"]:
-                entry.pop("region", None)
-                entry.pop("region_kind", None)
-        return data
+        """Plain data (report.schema.json); ``regions=True`` adds what the HTML report draws for
+        each rewrite and near miss (``region``)."""
+        return {**header(self.kind or ("inspect" if self.dry_run else "fuse")),
+                "model": self.model, "dry_run": self.dry_run, "patterns": list(self.patterns),
+                "rewrites": [r.to_dict(regions) for r in self.rewrites],
+                "refusals": [m.to_dict(regions) for m in self.refusals],
+                "nodes_before": self.nodes_before, "nodes_after": self.nodes_after,
+                "constant_bytes_removed": self.constant_bytes_removed, "bytes_before": self.bytes_before,
+                "bytes_after": self.bytes_after, "passes": self.passes, "seconds": self.seconds,
+                "notes": list(self.notes)}
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2)

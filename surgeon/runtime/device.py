@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 
-from ..errors import SurgeonError
+from ..errors import InvalidArgumentError, SurgeonError
 
 DEVICES = ("cpu", "cuda")
 
@@ -32,7 +32,7 @@ def providers_for(device: str) -> list[str]:
     if device == "cpu":
         return ["CPUExecutionProvider"]
     if device != "cuda":
-        raise SurgeonError(f"unknown device {device!r}: use one of {', '.join(DEVICES)}")
+        raise InvalidArgumentError(f"unknown device {device!r}: use one of {', '.join(DEVICES)}")
     present, why = _gpu_present()
     if not present:
         raise SurgeonError(f"device 'cuda' asked for, but no CUDA GPU is available ({why}); use --device cpu")

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from onnx import GraphProto, ModelProto
 
-from ..errors import SurgeonError
+from ..errors import InvalidArgumentError, PluginError
 from .plan import ORT_DOMAINS, _subgraphs
 
 ENGINES = ("auto", "ort", "reference", "openvino")
@@ -59,7 +59,7 @@ def custom_ops(model: ModelProto, inlined: bool = True) -> list[tuple[str, str]]
 
 def choose(model: ModelProto, plugins, device: str, engine: str = "auto") -> Engine:
     if engine not in ENGINES:
-        raise SurgeonError(f"unknown engine {engine!r}: use one of {', '.join(ENGINES)}")
+        raise InvalidArgumentError(f"unknown engine {engine!r}: use one of {', '.join(ENGINES)}")
     if engine == "openvino":
         return _openvino(model, plugins)
     chosen = Engine()
@@ -73,12 +73,12 @@ def choose(model: ModelProto, plugins, device: str, engine: str = "auto") -> Eng
                 text = str(exc).strip().splitlines()
                 reason = text[0] if text else type(exc).__name__
                 if engine == "ort":
-                    raise SurgeonError(f"engine 'ort': no onnxruntime op library for {key[0]}::{key[1]}: "
+                    raise PluginError(f"engine 'ort': no onnxruntime op library for {key[0]}::{key[1]}: "
                                        f"{reason}") from None
                 chosen.notes.append(f"{key[0]}::{key[1]} ran on its reference kernel: the op library is "
                                     f"unavailable ({reason})")
         elif engine == "ort":
-            raise SurgeonError(f"engine 'ort': no plugin brings an onnxruntime op library for {key[0]}::{key[1]}")
+            raise PluginError(f"engine 'ort': no plugin brings an onnxruntime op library for {key[0]}::{key[1]}")
         chosen.reference.append(key)
     return chosen
 
@@ -89,11 +89,11 @@ def _openvino(model: ModelProto, plugins) -> Engine:
     for key in custom_ops(model, inlined=False):
         op = plugins.op(*key)
         if op is None or op.openvino_extension is None:
-            raise SurgeonError(f"engine 'openvino': no plugin brings an OpenVINO extension for {key[0]}::{key[1]}")
+            raise PluginError(f"engine 'openvino': no plugin brings an OpenVINO extension for {key[0]}::{key[1]}")
         try:
             chosen.served[key] = op.openvino_extension()
         except Exception as exc:  # not built, or built for another OpenVINO release: its one line
             text = str(exc).strip().splitlines()
-            raise SurgeonError(f"engine 'openvino': no OpenVINO extension for {key[0]}::{key[1]}: "
+            raise PluginError(f"engine 'openvino': no OpenVINO extension for {key[0]}::{key[1]}: "
                                f"{text[0] if text else type(exc).__name__}") from None
     return chosen

@@ -21,7 +21,7 @@ import numpy as np
 from onnx import ModelProto, TensorProto, helper
 
 from ..amounts import bytes_text
-from ..errors import SurgeonError
+from ..errors import ArgumentTypeError, InvalidArgumentError, SurgeonError
 from .draws import describe
 
 DEFAULT_MAX_BYTES = 4 * 2**30
@@ -85,7 +85,7 @@ def input_specs(proto: ModelProto) -> list[InputSpec]:
 
 def check_memory(total: int, max_bytes: int, what: str = "inputs") -> None:
     if total > max_bytes:
-        raise SurgeonError(
+        raise InvalidArgumentError(
             f"{what} would need {bytes_text(total, iec=True)}, more than the {bytes_text(max_bytes, iec=True)} limit; "
             "raise it with --max-memory GiB (max_bytes= in the library)"
         )
@@ -101,13 +101,13 @@ def resolve_shapes(specs: Sequence[InputSpec], overrides: Mapping[str, Sequence[
     for name, dims in overrides.items():
         if name not in by_name:
             known = ", ".join(by_name) or "none"
-            raise SurgeonError(f"--input-shape: the model has no input {name!r} (inputs: {known})")
+            raise InvalidArgumentError(f"--input-shape: the model has no input {name!r} (inputs: {known})")
         declared = by_name[name].dims
         if declared is not None and len(declared) != len(dims):
-            raise SurgeonError(f"--input-shape: input {name!r} has rank {len(declared)}, got {len(dims)} dims")
+            raise InvalidArgumentError(f"--input-shape: input {name!r} has rank {len(declared)}, got {len(dims)} dims")
         for i, d in enumerate(declared or ()):
             if isinstance(d, int) and d > 0 and d != dims[i]:
-                raise SurgeonError(f"--input-shape: input {name!r} dim {i} is fixed at {d}, got {dims[i]}")
+                raise InvalidArgumentError(f"--input-shape: input {name!r} dim {i} is fixed at {d}, got {dims[i]}")
     named: dict[str, int] = {}  # dim_param -> value an override gave it
     for name, dims in overrides.items():
         for d, v in zip(by_name[name].dims or (), dims):
@@ -120,7 +120,7 @@ def resolve_shapes(specs: Sequence[InputSpec], overrides: Mapping[str, Sequence[
             shapes[name] = tuple(int(v) for v in overrides[name])
             continue
         if spec.dims is None:
-            raise SurgeonError(f"input {name!r} has no declared shape: give one with --input-shape {name}:D1,D2,...")
+            raise InvalidArgumentError(f"input {name!r} has no declared shape: give one with --input-shape {name}:D1,D2,...")
         shape, defaulted = [], []
         for i, d in enumerate(spec.dims):
             if isinstance(d, int) and d > 0:
@@ -195,27 +195,27 @@ def check_feeds(specs: Sequence[InputSpec], feeds: Mapping[str, np.ndarray], opt
     by_name = {s.name: s for s in specs}
     unknown = [n for n in feeds if n not in by_name and n not in optional]
     if unknown:
-        raise SurgeonError(f"the model has no input {unknown[0]!r} (inputs: {', '.join(by_name) or 'none'})")
+        raise InvalidArgumentError(f"the model has no input {unknown[0]!r} (inputs: {', '.join(by_name) or 'none'})")
     missing = [n for n in by_name if n not in feeds]
     if missing:
-        raise SurgeonError(f"no value given for input(s) {', '.join(repr(m) for m in missing)}; "
+        raise InvalidArgumentError(f"no value given for input(s) {', '.join(repr(m) for m in missing)}; "
                            "give them, or pass no feeds for random ones")
     for name, value in feeds.items():
         spec = by_name.get(name)
         if spec is None:
             continue
         if not isinstance(value, np.ndarray):
-            raise SurgeonError(f"input {name!r}: expected a numpy array, got {type(value).__name__}")
+            raise ArgumentTypeError(f"input {name!r}: expected a numpy array, got {type(value).__name__}")
         if spec.dtype is not None and value.dtype != spec.dtype:
-            raise SurgeonError(f"input {name!r}: the model expects {spec.dtype.name}, got {value.dtype.name}")
+            raise InvalidArgumentError(f"input {name!r}: the model expects {spec.dtype.name}, got {value.dtype.name}")
         if spec.dims is None:
             continue
         if value.ndim != len(spec.dims):
-            raise SurgeonError(f"input {name!r}: the model expects rank {len(spec.dims)} "
+            raise InvalidArgumentError(f"input {name!r}: the model expects rank {len(spec.dims)} "
                                f"{_fmt_dims(spec.dims)}, got shape {list(value.shape)}")
         for i, (d, v) in enumerate(zip(spec.dims, value.shape)):
             if isinstance(d, int) and d > 0 and d != v:
-                raise SurgeonError(f"input {name!r}: dim {i} must be {d} {_fmt_dims(spec.dims)}, "
+                raise InvalidArgumentError(f"input {name!r}: dim {i} must be {d} {_fmt_dims(spec.dims)}, "
                                    f"got shape {list(value.shape)}")
 
 

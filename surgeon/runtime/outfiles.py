@@ -10,7 +10,7 @@ import re
 import numpy as np
 
 from ..atomicfile import write_file
-from ..errors import SurgeonError, cannot_write
+from ..errors import CannotWriteError, cannot_write
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 _MAX_STEM = 120
@@ -51,11 +51,11 @@ def save_array_atomic(path: str, value: np.ndarray) -> None:
 def write_outputs(folder: str, values: dict[str, np.ndarray]) -> dict[str, str]:
     """Write every value; returns ``{name: path}``. The folder is created when missing."""
     if os.path.exists(folder) and not os.path.isdir(folder):
-        raise SurgeonError(f"--output-dir {folder}: exists and is not a folder")
+        raise CannotWriteError(f"--output-dir {folder}: exists and is not a folder", path=folder)
     try:
         os.makedirs(folder, exist_ok=True)
     except OSError as exc:
-        raise SurgeonError(f"--output-dir {folder}: cannot create ({exc.strerror or exc})") from None
+        raise CannotWriteError(f"--output-dir {folder}: cannot create ({exc.strerror or exc})", path=folder) from None
     paths = output_paths(folder, list(values))
     for name, path in paths.items():
         save_array_atomic(path, np.asarray(values[name]))

@@ -16,7 +16,7 @@ import onnx
 from onnx import GraphProto, NodeProto, TensorProto, helper, numpy_helper
 
 from ..attrs import read_attribute
-from ..errors import SurgeonError
+from ..errors import PluginError, SurgeonError
 from ..graph.index import free_values
 from ..modelio import tensor_to_array
 from .steps import IfStep, KernelStep, ModelContext, OrtStep
@@ -131,7 +131,7 @@ class Planner:
         op = self.plugins.op(node.domain, node.op_type)
         kernel = op.kernel if op is not None else None
         if kernel is None:
-            raise SurgeonError(f"no reference kernel for {node.domain}::{node.op_type} (node {node_label(node)!r}): "
+            raise PluginError(f"no reference kernel for {node.domain}::{node.op_type} (node {node_label(node)!r}): "
                                f"{self._whose(node)}")
         attrs = {a.name: read_attribute(a) for a in node.attribute}
         return KernelStep(self.ctx, node, kernel, attrs)

@@ -19,6 +19,7 @@ from onnx import GraphProto, ModelProto, NodeProto, helper, numpy_helper
 
 from ..graph.index import free_values
 from ..modelio import LoadedModel, tensor_to_array
+from ..reportfields import NodeRef
 from .plan import _reads, _subgraphs, node_label
 from .written import WrittenNodes
 
@@ -33,6 +34,7 @@ class Region:
     leaves: list[str] = field(default_factory=list)  # original values it reads
     produces: list[str] = field(default_factory=list)  # original values it computes again
     constants: list[str] = field(default_factory=list)  # initializers the rewrite added
+    scopes: dict[int, str] = field(default_factory=dict)  # id of a written node -> its graph's path
 
     @property
     def named(self) -> list[NodeProto]:
@@ -42,6 +44,11 @@ class Region:
     @property
     def names(self) -> list[str]:
         return [node_label(n) for n in self.named]
+
+    @property
+    def refs(self) -> list[NodeRef]:
+        """The nodes of ``named`` as fields (name, op type, graph...), for the JSON report."""
+        return [NodeRef.of(n, self.scopes.get(id(n), "main")) for n in self.named]
 
     @property
     def patterns(self) -> list[str]:
@@ -126,9 +133,10 @@ def find_regions(original: ModelProto, rewritten: ModelProto, is_custom) -> tupl
                     stack.extend(consumers.get(o, ()))
         taken |= members
         order = sorted(members)
-        wrote = [w for i in order if new[i] for w in written.within(nodes[i])]
+        scoped = [pair for i in order if new[i] for pair in written.within(nodes[i])]
+        wrote = [w for w, _ in scoped]
         region = Region([nodes[i] for i in order], wrote, [w for w in wrote if is_custom(w)],
-                        constants=list(constants))
+                        constants=list(constants), scopes={id(w): scope for w, scope in scoped})
         made = {o for i in order for o in nodes[i].output if o}
         region.produces = [o for i in order for o in nodes[i].output if o and o in known]
         leaves: dict[str, None] = {}

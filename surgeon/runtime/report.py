@@ -6,6 +6,7 @@ import json
 import math
 from dataclasses import asdict, dataclass, field
 
+from ..reportfields import NodeRef, header
 from .compare import Comparison
 from .table import verdict_table
 
@@ -23,6 +24,7 @@ class RewriteCheck:
     note: str = ""
     pictures: list = field(default_factory=list, repr=False)  # runtime.pictures.Picture; not in JSON
     rewritten: dict = field(default_factory=dict, repr=False)  # its values, for a second look; not in JSON
+    refs: list[NodeRef] = field(default_factory=list, repr=False)  # the nodes as fields, for the JSON
 
     @property
     def passed(self) -> bool:
@@ -36,11 +38,13 @@ class RewriteCheck:
         return "rewrite " + " + ".join(parts)
 
     def to_dict(self) -> dict:
-        data = {"nodes": list(self.nodes), "ops": list(self.ops), "patterns": list(self.patterns),
-                "plugins": list(self.plugins),
-                "outputs": [asdict(c) for c in self.outputs], "error": self.error, "note": self.note}
-        data["passed"] = self.passed
-        return data
+        """Each node as fields (report.schema.json), with the pattern that wrote it and its plugin."""
+        plugins = self.plugins or [""] * len(self.nodes)
+        refs = self.refs or [NodeRef(n, op.rpartition("::")[2], op.rpartition("::")[0])
+                             for n, op in zip(self.nodes, self.ops)]
+        nodes = [{**ref.to_dict(), "pattern": p, "plugin": g} for ref, p, g in zip(refs, self.patterns, plugins)]
+        return {"nodes": nodes, "outputs": [asdict(c) for c in self.outputs], "error": self.error,
+                "note": self.note, "passed": self.passed}
 
 
 @dataclass
@@ -126,9 +130,14 @@ class ValidationReport:
         return [f"{where}: {c.name!r}: {c.rounding_note()}" for where, c in found]
 
     def to_dict(self) -> dict:
+        """Plain data (report.schema.json); ``far``: the same checks on far draws, or None."""
+        return {**header("validate"), **self._round(), "far": self.far._round() if self.far is not None else None}
+
+    def _round(self) -> dict:
         return {
             "passed": self.passed,
             "device": self.device,
+            "engine": self.engine,
             "atol": self.atol,
             "rtol": self.rtol,
             "max_mismatch": self.max_mismatch,

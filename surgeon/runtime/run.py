@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Mapping, Sequence
 
 import numpy as np
 
+from ..logs import log_lines
 from .inputs import DEFAULT_MAX_BYTES, DEFAULT_SEED, random_inputs
 from .runners import get_runner
+
+log = logging.getLogger("surgeon.run")
 
 
 def run(model, plugins, feeds: Mapping[str, np.ndarray] | None = None, device: str = "cpu",
@@ -22,6 +26,9 @@ def run(model, plugins, feeds: Mapping[str, np.ndarray] | None = None, device: s
     intermediate values of the top-level graph as well as graph outputs.
     """
     runner = get_runner(model, plugins, device, engine)
+    notes: list[str] = []
     if feeds is None:
-        feeds, _ = random_inputs(runner.loaded, input_shapes, seed=seed, max_bytes=max_bytes)
-    return runner.run(dict(feeds), outputs)
+        feeds, notes = random_inputs(runner.loaded, input_shapes, seed=seed, max_bytes=max_bytes)
+    values = runner.run(dict(feeds), outputs)
+    log_lines(log, [*notes, *runner.engine.notes])
+    return values

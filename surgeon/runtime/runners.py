@@ -2,8 +2,13 @@
 
 ``make_runner`` picks the runner for the engine asked for: onnxruntime stages (program.py), or the
 whole model in OpenVINO (openvino.py). ``get_runner`` keeps runners by what the model is (path +
-mtime, or a hash of its bytes), the device and the custom ops the plugin set brings, so
-``validate`` twice, or ``run`` then ``validate``, builds each session once.
+mtime, or a hash of its bytes and where its external data is), the device and the custom ops the
+plugin set brings, so ``validate`` twice, or ``run`` then ``validate``, builds each session once.
+
+Threads share the runners: a runner is built once per key (a second thread asking for it waits).
+A forked child (``multiprocessing``'s default on Linux) starts with none: onnxruntime's sessions
+do not survive a fork (their thread pools stay in the parent), and even freeing one there blocks
+forever, so the child sets the inherited ones aside, never to be freed, and builds its own.
 """
 
 from __future__ import annotations
@@ -15,9 +20,12 @@ from collections import OrderedDict
 
 from onnx import ModelProto
 
-from ..errors import SurgeonError
-from ..modelio import LoadedModel, load_model, load_model_proto
+from .. import homes
+from ..arguments import check_model
+from ..errors import InvalidArgumentError, SurgeonError
+from ..modelio import LoadedModel, load_in_memory, load_model
 from .device import providers_for
+from ..forksafe import keep_forever
 from .openvino import OpenVinoRunner
 from .program import Runner
 
@@ -25,10 +33,13 @@ CACHE_SIZE = 4
 
 _cache: "OrderedDict[tuple, Runner]" = OrderedDict()
 _cache_lock = threading.Lock()
+_building: dict[tuple, threading.Lock] = {}  # key -> held while that runner is built
 
 
 def _fingerprint(model) -> tuple[tuple, LoadedModel | None, bytes | None]:
     """A cache key for the model, plus what was already read while making it."""
+    if not isinstance(model, (LoadedModel, ModelProto)):
+        check_model(model)  # a wrong type, an empty path: one line, before anything reads it
     if isinstance(model, (str, os.PathLike)):
         path = os.path.realpath(os.fspath(model))
         try:
@@ -42,7 +53,7 @@ def _fingerprint(model) -> tuple[tuple, LoadedModel | None, bytes | None]:
         return ("loaded", hashlib.blake2b(payload, digest_size=20).hexdigest(), refs), None, payload
     if isinstance(model, ModelProto):
         payload = _serialise(model)
-        return ("proto", hashlib.blake2b(payload, digest_size=20).hexdigest()), None, payload
+        return ("proto", hashlib.blake2b(payload, digest_size=20).hexdigest(), homes.folder_of(model)), None, payload
     raise SurgeonError(f"expected a model path, ModelProto or LoadedModel, got {type(model).__name__}")
 
 
@@ -61,8 +72,8 @@ def _own_copy(model, payload: bytes | None) -> LoadedModel:
     proto = ModelProto()
     proto.ParseFromString(payload)
     if isinstance(model, LoadedModel):
-        return LoadedModel(proto, model.path, dict(model.external))
-    return load_model_proto(proto)
+        return LoadedModel(proto, model.path, dict(model.external), model.data_dir)
+    return load_in_memory(proto, homes.folder_of(model))
 
 
 def make_runner(loaded: LoadedModel, plugins, device: str = "cpu", engine: str = "auto",
@@ -79,20 +90,34 @@ def get_runner(model, plugins, device: str = "cpu", engine: str = "auto", optimi
     ``plugins`` (a PluginSet), built on first use; ``optimize=False``: onnxruntime runs the
     graph as written, no graph optimisation (the reference ``validate`` holds rewrites to)."""
     if engine == "openvino" and device != "cpu":
-        raise SurgeonError("engine 'openvino' runs on the CPU: use --device cpu")
+        raise InvalidArgumentError("engine 'openvino' runs on the CPU: use --device cpu")
     providers_for(device)  # a missing device is reported before any work
     base, _, payload = _fingerprint(model)
     key = base + (device, engine, optimize, plugins.fingerprint())
     with _cache_lock:
-        runner = _cache.get(key)
+        runner = _cached(key)
         if runner is not None:
-            _cache.move_to_end(key)
             return runner
-    runner = make_runner(_own_copy(model, payload), plugins, device, engine, optimize)
+        building = _building.setdefault(key, threading.Lock())
+    with building:  # one build per key: a second thread waits for it and takes the same runner
+        with _cache_lock:
+            runner = _cached(key)
+        if runner is None:
+            runner = make_runner(_own_copy(model, payload), plugins, device, engine, optimize)
+            with _cache_lock:
+                _cache[key] = runner
+                while len(_cache) > CACHE_SIZE:
+                    _cache.popitem(last=False)
     with _cache_lock:
-        _cache[key] = runner
-        while len(_cache) > CACHE_SIZE:
-            _cache.popitem(last=False)
+        if _building.get(key) is building:
+            del _building[key]
+    return runner
+
+
+def _cached(key: tuple) -> Runner | None:
+    runner = _cache.get(key)
+    if runner is not None:
+        _cache.move_to_end(key)
     return runner
 
 
@@ -100,3 +125,22 @@ def clear_cache() -> None:
     """Drop every cached runner (and the sessions it holds)."""
     with _cache_lock:
         _cache.clear()
+
+
+def cached_count() -> int:
+    """How many runners are kept (for tests)."""
+    with _cache_lock:
+        return len(_cache)
+
+
+def _after_fork_in_child() -> None:
+    """The parent's runners are unusable here and freeing them could block: set them aside for
+    good (their onnxruntime sessions would be kept anyway, forksafe.py; this keeps the rest too,
+    OpenVINO's compiled models included)."""
+    global _cache, _cache_lock, _building
+    keep_forever(_cache.values())
+    _cache, _cache_lock, _building = OrderedDict(), threading.Lock(), {}
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)

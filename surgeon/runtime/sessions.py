@@ -5,6 +5,7 @@ from __future__ import annotations
 from onnx import ModelProto
 
 from ..errors import SurgeonError, ort_message
+from ..forksafe import ForkSafeSession
 
 _total = 0
 
@@ -43,7 +44,7 @@ def build_session(model: ModelProto, providers: list[str], external_dir: str | N
     except Exception as exc:
         raise SurgeonError(f"onnxruntime cannot load {label}: {ort_message(exc, path)}") from None
     _total += 1
-    return session
+    return ForkSafeSession(session)  # a fork child must not free it (surgeon/forksafe.py)
 
 
 def run_session(session, outputs: list[str], feeds: dict, label: str) -> list:

@@ -3,6 +3,7 @@ reference kernel, and an ``If`` evaluated in Python because a branch holds custo
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -10,7 +11,7 @@ import numpy as np
 import onnx
 from onnx import GraphProto, helper
 
-from ..errors import SurgeonError
+from ..errors import PluginError, SurgeonError
 from .sessions import build_session, run_session
 
 Fetch = Callable[[str], np.ndarray]
@@ -52,8 +53,13 @@ class OrtStep:
         self._session_obj = None
         self._key: tuple = ()
         self.node_count = len(graph.node)
+        self._lock = threading.Lock()  # threads share cached runners: the first run builds, once
 
     def _session(self, arrays: list[np.ndarray]):
+        with self._lock:
+            return self._built(arrays)
+
+    def _built(self, arrays: list[np.ndarray]):
         key = tuple((a.dtype.str, a.ndim) for a in arrays)
         if self._session_obj is not None:
             if key != self._key:
@@ -102,18 +108,18 @@ class KernelStep:
             raise
         except Exception as exc:
             text = str(exc).strip().splitlines()
-            raise SurgeonError(f"reference kernel for {self.label} failed: {type(exc).__name__}: "
+            raise PluginError(f"reference kernel for {self.label} failed: {type(exc).__name__}: "
                                f"{text[0] if text else ''}") from None
         if isinstance(results, np.ndarray) or not isinstance(results, (list, tuple)):
             results = [results]
         wanted = [i for i, n in enumerate(self.outputs) if n]
         if len(results) < (wanted[-1] + 1 if wanted else 0):
-            raise SurgeonError(f"reference kernel for {self.label} returned {len(results)} output(s), "
+            raise PluginError(f"reference kernel for {self.label} returned {len(results)} output(s), "
                                f"the node has {len(self.outputs)}")
         for i in wanted:
             value = results[i]
             if value is None:
-                raise SurgeonError(f"reference kernel for {self.label} returned no value for output {i}")
+                raise PluginError(f"reference kernel for {self.label} returned no value for output {i}")
             env[self.outputs[i]] = np.asarray(value)
 
 

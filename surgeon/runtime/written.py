@@ -10,8 +10,9 @@ then the ones inside its bodies that the original lacks.
 
 from __future__ import annotations
 
-from onnx import GraphProto, ModelProto, NodeProto
+from onnx import AttributeProto, GraphProto, ModelProto, NodeProto
 
+from ..reportfields import body_scope
 from .plan import _subgraphs
 
 
@@ -43,15 +44,19 @@ class WrittenNodes:
     def is_new(self, node: NodeProto) -> bool:
         return node_key(node) not in self._keys
 
-    def within(self, node: NodeProto) -> list[NodeProto]:
-        """The nodes a rewrite wrote at ``node`` (a new node): itself, or for a node whose
-        bodies changed, the new nodes inside them (the node itself when none is found, or when
-        it carries a pattern's tag: then a rewrite wrote it, bodies and all)."""
+    def within(self, node: NodeProto, scope: str = "main") -> list[tuple[NodeProto, str]]:
+        """The nodes a rewrite wrote at ``node`` (a new node of the graph ``scope``), each with
+        the graph holding it: itself, or for a node whose bodies changed, the new nodes inside
+        them (the node itself when none is found, or when it carries a pattern's tag: then a
+        rewrite wrote it, bodies and all)."""
         if any(e.key == "surgeon.pattern" for e in node.metadata_props):
-            return [node]
-        found: list[NodeProto] = []
-        for body in _subgraphs(node):
-            for inner in body.node:
-                if self.is_new(inner):
-                    found.extend(self.within(inner))
-        return found or [node]
+            return [(node, scope)]
+        found: list[tuple[NodeProto, str]] = []
+        for attr in node.attribute:
+            bodies = [attr.g] if attr.type == AttributeProto.GRAPH else list(attr.graphs)
+            for k, body in enumerate(bodies):
+                inner_scope = body_scope(scope, node, attr.name, k, len(bodies))
+                for inner in body.node:
+                    if self.is_new(inner):
+                        found.extend(self.within(inner, inner_scope))
+        return found or [(node, scope)]

@@ -188,7 +188,7 @@ def test_refusals_and_plugin_crashes_are_reported_not_raised():
     result = surgeon.fuse(relu_neg_model(), plugins=[AlwaysRefuses(), Crashes()])
     reasons = {r.pattern: r.reason for r in result.report.refusals}
     assert reasons["always-refuses"] == "relu is fine as it is"
-    assert reasons["crashes"] == "match() raised RuntimeError: bug in plugin"
+    assert reasons["crashes"] == "match() raised RuntimeError: bug in plugin (plugin tests.engine.toys:Crashes)"
     assert result.report.rewrites == []
 
 
@@ -199,9 +199,13 @@ def test_report_summary_and_json():
     assert "relu-neg: neg (Neg) -> custom.test::NegRelu" in text
     assert "always-refuses: relu (Relu): relu is fine as it is" in text
     data = json.loads(result.report.to_json())
-    assert data["rewrites"][0]["replaced"] == ["Relu", "Neg"]
-    assert data["rewrites"][0]["anchor"] == "neg (Neg)"
-    assert data["refusals"][0]["reason"] == "relu is fine as it is"
+    assert (data["schema_version"], data["kind"]) == (1, "fuse")
+    assert [n["op_type"] for n in data["rewrites"][0]["replaced"]] == ["Relu", "Neg"]
+    assert data["rewrites"][0]["anchor"] == {"name": "neg", "op_type": "Neg", "domain": "", "graph": "main",
+                                             "output": "n"}
+    assert data["rewrites"][0]["written"][0]["domain"] == "custom.test"
+    assert data["rewrites"][0]["plugin"] == "tests.engine.toys:ReluNeg"  # module:Name: passed to the call
+    assert data["refusals"][0]["node"]["name"] == "relu" and data["refusals"][0]["reason"] == "relu is fine as it is"
     assert data["nodes_before"] == 3 and data["nodes_after"] == 2
 
 
@@ -262,7 +266,7 @@ def test_an_exception_in_rewrite_is_a_near_miss_naming_it(monkeypatch, capsys):
             ctx.add_node("NegRelu", [match.values["x"]], match.outputs, domain="custom.test")
             raise KeyError("half way")
 
-    assert _near_miss_only(Raises()) == "rewrite() raised KeyError: 'half way'"
+    assert _near_miss_only(Raises()).startswith("rewrite() raised KeyError: 'half way' (plugin tests.engine.")
     assert "Traceback" not in capsys.readouterr().err
     monkeypatch.setenv("SURGEON_DEBUG", "1")
     _near_miss_only(Raises())

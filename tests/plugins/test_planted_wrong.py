@@ -64,7 +64,7 @@ def test_a_plugin_kernel_off_by_1e_2_is_caught_and_named(tmp_path):
                                        "--plugin", spec])
     assert checked.exit_code == 1
     assert (f"error: validation failed: rewrite 'swish-off/Swish' (my.ops::Swish, pattern swish-off, plugin "
-            f"--plugin {spec}): FAIL 'y': max abs 0.01") in checked.stderr
+            f"{spec}): FAIL 'y': max abs 0.01") in checked.stderr
 
 
 @pytest.mark.parametrize("pattern, model", [

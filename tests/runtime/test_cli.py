@@ -137,7 +137,8 @@ def test_validate_passes_with_exit_0_and_writes_a_report(models, tmp_path):
     assert r.exit_code == 0, r.output
     assert r.stdout.startswith("validation PASSED") and "inputs (file): x float32[1, 3, 32, 32]" in r.stdout
     data = json.loads(report.read_text())
-    assert data["passed"] is True and data["rewrites"][0]["nodes"] == ["affine-grid/FusedGridSample"]
+    assert data["passed"] is True and [n["name"] for n in data["rewrites"][0]["nodes"]] == ["affine-grid/FusedGridSample"]
+    assert data["rewrites"][0]["nodes"][0]["op_type"] == "FusedGridSample" and data["kind"] == "validate"
 
 
 def test_validate_fails_with_exit_1_and_names_the_rewrite(models, tmp_path):

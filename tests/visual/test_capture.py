@@ -25,7 +25,7 @@ def test_rewrite_regions_before_and_after():
     assert rewrite.region["outputs"] == ["n"]
     names = {v[0]: v[1] for v in before["values"]}
     assert set(names) == {"x", "r", "n"} and names["x"] == names["n"] == "f32[1024,1024]"
-    assert rewrite.plugin == "given"  # patterns passed as a list: no package
+    assert rewrite.plugin == "tests.visual.helpers:NegRelu"  # patterns passed as a list: module:Name
     assert report.passes == 2 and report.seconds > 0
     assert report.bytes_before == report.bytes_after == 4 * 1024 * 1024
 
