@@ -196,7 +196,9 @@ def cut_grid(ctx: MatchContext, grid: str, image: str, pattern_name: str, past=f
                 constants[v] = None
                 continue
             source = node.inputs[0]
-            if source == image or ctx.producer(source) is None or not _derivable(ctx, source):
+            # the shape of a theta-shaped value reads its dims, not its values: no theta candidate
+            if source == image or ctx.producer(source) is None or not _derivable(ctx, source) or \
+                    theta_form(ctx, source) is not None:
                 shape_leaves.append(node)
                 continue
         walk.into(node.inputs)

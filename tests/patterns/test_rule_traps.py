@@ -231,3 +231,28 @@ def test_grid_channels_picked_at_an_index_that_follows_w_are_refused():
     reasons = refusal_reasons(result)
     assert "picks values that depend on the variables at places that follow the input dims" in reasons or \
         "branch" in reasons, reasons
+
+
+def test_the_shape_of_a_theta_shaped_value_is_no_second_theta():
+    # kornia's affine / crop_by_transform_mat at opset 20: the grid's size takes N from the
+    # shape of the expanded matrix that theta is also computed from (refused as "reads several
+    # theta-shaped tensors")
+    from ..error_bounds import assert_warp_outputs
+    from .runner import ort_run, run_split
+
+    g = G()
+    x = g.input("x", ["N", 3, "H", "W"])
+    expanded = g.op("Expand", g.input("M", ["B", 2, 3]), g.ints([1, 2, 3]))
+    theta = g.op("Mul", expanded, expanded)  # not affine in the matrix: theta is the cut, as kornia's inverse is
+    shape = g.op("Shape", x)
+    size = g.op("Concat", g.op("Slice", g.op("Shape", expanded), g.ints([0]), g.ints([1])),
+                g.op("Slice", shape, g.ints([1]), g.ints([4])), axis=0)
+    g.op("GridSample", x, g.op("AffineGrid", theta, size), out="y")
+    g.output("y")
+    model = g.model(20)
+    result = fuse_alone(model)
+    assert op_counts(result.model)["custom.ops::FusedGridSample"] == 1, result.report.summary()
+    feeds = {"x": np.random.default_rng(4).random((2, 3, 9, 7), dtype=np.float32),
+             "M": (np.eye(2, 3) + 0.2 * np.random.default_rng(5).standard_normal((2, 2, 3))).astype(np.float32)}
+    assert_warp_outputs(run_split(result.model, feeds)[0], ort_run(model, feeds)[0], feeds,
+                        theta=feeds["M"] ** 2, mode="bilinear", padding="zeros", align_corners=False)
