@@ -91,8 +91,8 @@ class Comparison:
         what = (f"{self.explained} of {self.total} element(s) differ by up to {figure(self.explained_max)} only where "
                 "the original itself moves as far when its values move by a few ulps")
         if self.jumps:
-            return (what + ": rounding ties (the original's result jumps there, as nearest sampling does at a "
-                    "coordinate on a pixel boundary); not failures")
+            return (what + ": rounding ties (a discontinuous op of the original flips there under a move of its own "
+                    "inputs by a few ulps, as nearest sampling does at a coordinate on a pixel boundary); not failures")
         return what + ": rounding the original is sensitive to; not failures"
 
 
@@ -147,7 +147,7 @@ def compare(name: str, original: np.ndarray, rewritten: np.ndarray, atol: float 
         diff = np.where(both, np.abs(a - b), 0.0)
     ref = np.where(both, np.abs(a), 0.0)
     bad = (diff > atol + rtol * ref) | nonfinite_bad
-    if rounding is not None and np.shape(rounding.spread) == a.shape:
+    if rounding is not None and np.shape(rounding.drift) == a.shape:
         by_rounding, jumped = rounding.explains(diff, atol + rtol * ref)
         explained = bad & ~nonfinite_bad & by_rounding
         result.explained = int(np.count_nonzero(explained))

@@ -2,8 +2,10 @@
 
 A custom op may say how to draw some of its inputs (``CustomOp.draw_inputs``): a transform
 matrix drawn as uniform noise never reflects or rotates, so a rewrite that gets those cases wrong
-would pass. A model input is drawn that way when it reaches such an op input through ops that
-change only its shape or type.
+would pass. A pattern may say the same of the inputs of the nodes it writes
+(``Pattern.draw_inputs``: rows near an epsilon, gates far negative). A model input is drawn that
+way when it reaches such an input through ops that change only its shape or type; each rewrite's
+own inputs are drawn that way too (scaled.py).
 """
 
 from __future__ import annotations
@@ -17,9 +19,9 @@ _PASS_THROUGH = frozenset({"Identity", "Reshape", "Flatten", "Squeeze", "Unsquee
 _FLOATS = (TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.DOUBLE)
 
 
-def _custom_ops(graph, plugins):
-    """(node, its plugin op) for each custom node a plugin of the set provides."""
-    for node in graph.node:
+def _custom_ops(nodes, plugins):
+    """(node, its plugin op) for each custom node of ``nodes`` a plugin of the set provides."""
+    for node in nodes:
         if node.domain in ("", "ai.onnx"):
             continue
         try:
@@ -30,22 +32,44 @@ def _custom_ops(graph, plugins):
             yield node, op
 
 
+def declared_draws(nodes, plugins) -> list[tuple[str, Callable]]:
+    """``(value, draw)`` for each input of ``nodes`` a plugin declares a draw for: the custom
+    op's (``CustomOp.draw_inputs``), then the pattern's that wrote the node (``Pattern.draw_inputs``,
+    found by the node's ``surgeon.pattern`` tag)."""
+    patterns = {p.name: p.pattern for p in reversed(plugins.plugins)}  # (the first of a name wins)
+    found = []
+    for node in nodes:
+        op = next((op for n, op in _custom_ops([node], plugins)), None)
+        tag = next((e.value for e in node.metadata_props if e.key == "surgeon.pattern"), "")
+        for table in ((op.draw_inputs if op else None), getattr(patterns.get(tag), "draw_inputs", None)):
+            for index, draw in (table or {}).items():
+                if index < len(node.input) and node.input[index]:
+                    found.append((node.input[index], draw))
+    return found
+
+
+def source(value: str, producer: dict, stops) -> str:
+    """Where ``value`` comes from through ops that change only its shape or type: a value of
+    ``stops``, or the first one computed otherwise."""
+    while value and value not in stops and value in producer:
+        step = producer[value]
+        if step.domain not in ("", "ai.onnx") or step.op_type not in _PASS_THROUGH:
+            break
+        value = step.input[0]
+    return value
+
+
 def input_drawers(model: ModelProto, plugins) -> dict[str, Callable]:
-    """``{model input name: draw(shape, dtype, rng)}`` for the custom nodes of ``model``."""
+    """``{model input name: draw(shape, dtype, rng)}`` for the custom nodes of ``model`` and the
+    nodes patterns wrote."""
     graph = model.graph
     producer = {o: n for n in graph.node for o in n.output if o}
     inputs = {i.name for i in graph.input} - {t.name for t in graph.initializer}
     found: dict[str, Callable] = {}
-    for node, op in _custom_ops(graph, plugins):
-        for index, draw in (op.draw_inputs or {}).items():
-            value = node.input[index] if index < len(node.input) else ""
-            while value and value not in inputs and value in producer:
-                step = producer[value]
-                if step.domain not in ("", "ai.onnx") or step.op_type not in _PASS_THROUGH:
-                    break
-                value = step.input[0]
-            if value in inputs:
-                found.setdefault(value, draw)
+    for value, draw in declared_draws(graph.node, plugins):
+        value = source(value, producer, inputs)
+        if value in inputs:
+            found.setdefault(value, draw)
     return found
 
 
@@ -58,7 +82,7 @@ def far_drawers(model: ModelProto, plugins) -> dict[str, Callable]:
     found = dict(input_drawers(model, plugins))
     graph = model.graph
     transform = None
-    for _, op in _custom_ops(graph, plugins):
+    for _, op in _custom_ops(graph.node, plugins):
         transform = next((d for d in (op.draw_inputs or {}).values() if getattr(d, "far", None)), None)
         if transform is not None:
             break

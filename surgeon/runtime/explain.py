@@ -11,7 +11,7 @@ from __future__ import annotations
 from .. import progress
 from ..errors import SurgeonError
 from .compare import compare
-from .originals import part_values, probe_model, probe_parts
+from .originals import part_values, pinned, probe_model, probe_parts
 
 
 def explain_rewrites(report, regions: list, parts: list, orig, feeds: dict, reference: dict, runner_for,
@@ -23,7 +23,7 @@ def explain_rewrites(report, regions: list, parts: list, orig, feeds: dict, refe
         return
     try:
         with progress.working(f"probing rounding in {len(chosen)} rewrite(s)"):
-            values = _with_parts(orig, feeds, reference, [parts[k] for k in chosen])
+            values = with_parts(orig, feeds, reference, [parts[k] for k in chosen])
             outputs = {(j, c.name): c for j, k in enumerate(chosen) for c in report.rewrites[k].outputs}
             rewritten = {(j, name): report.rewrites[chosen[j]].rewritten[name] for j, name in outputs}
             seen = probe_parts(orig.loaded, [regions[k] for k in chosen], [parts[k] for k in chosen], values,
@@ -49,8 +49,8 @@ def explain_outputs(report, parts: list, orig, feeds: dict, reference: dict, res
         return
     try:
         with progress.working("probing rounding end to end"):
-            values = _with_parts(orig, feeds, reference, parts)
             moved = list(dict.fromkeys(n for p in parts for n in part_values(p)))
+            values = with_parts(orig, feeds, reference, parts, pinned(list(orig.proto.graph.node), moved))
             tolerances = {c.name: (c.atol, c.rtol) for c in report.outputs}
             seen = probe_model(orig.loaded, feeds, chosen, moved, values, result, tolerances, runner_for, seed)
     except SurgeonError as exc:
@@ -63,7 +63,8 @@ def explain_outputs(report, parts: list, orig, feeds: dict, reference: dict, res
                                         seen[c.name])
 
 
-def _with_parts(orig, feeds: dict, reference: dict, parts: list) -> dict:
-    """``reference`` plus every value the parts read and compute, from the original run again."""
-    wanted = [n for n in dict.fromkeys(n for p in parts for n in part_values(p)) if n not in reference]
+def with_parts(orig, feeds: dict, reference: dict, parts: list, more=()) -> dict:
+    """``reference`` plus every value the parts read and compute (and ``more``), from the
+    original run again."""
+    wanted = [n for n in dict.fromkeys([*(n for p in parts for n in part_values(p)), *more]) if n not in reference]
     return {**reference, **(orig.run(feeds, wanted) if wanted else {})}

@@ -1,37 +1,36 @@
 """How far the original itself moves under rounding: a Monte Carlo rounding probe.
 
 A rewrite computes the same function in other float operations, so it may differ from the
-original wherever the original's own result depends on the last bits of its values: a
-coordinate within rounding of a pixel boundary in nearest sampling (the neighbour pixel: a jump
-of a whole pixel value), a large coordinate in bilinear sampling, a long reduction. Such an
-element is not a wrong rewrite, and no fixed tolerance tells it from one.
+original by what rounding moves: a few ulps carried through the original's ops (drift: bilinear
+sampling at large coordinates, a long reduction), or, where a discontinuous op of the original
+decides by the last bits of its inputs, a whole step (a tie: nearest sampling with a coordinate
+on a pixel boundary takes the neighbour pixel). No fixed tolerance tells those from a wrong
+rewrite, so the original is run again with every float value it reads or computes moved by up to
+``AMPLITUDE_ULPS`` ulps of its own magnitude and of the terms that computed it (ulps.py: a row
+of small values moves by ulps of its own size, never of the tensor's), 8 pairs of runs at a
+time, the second of a pair moving everything the opposite way; each pair twice:
 
-So the original is run again with every float value it computes (its inputs, constants and
-every node's output, top-level graph; bodies read the moved values too) moved by
-``u * (|v| + m)``: ``u`` uniform within ``AMPLITUDE_ULPS`` units of the type's precision, drawn
-afresh for each pair of ``TRIALS`` runs (the second moves the other way), ``m`` the mean magnitude of the value's elements (the
-perturbations of Monte Carlo arithmetic). The ``|v|`` part is a rounding of ``v`` itself; the
-``m`` part is what rounding inside the op that computed ``v`` leaves: an op sums terms of about
-its output's size (a matrix product, the base grid of an affine grid), so an output near 0 is
-off by ulps of its neighbours, not of itself. Whole numbers stay as they are, and are left out
-of ``m``: they come from exact arithmetic (sizes, indices, 0/1 masks, -1e9 attention masks),
-which rounding never moves, and moving them would make a Floor or a Cast to an integer jump
-where the original never does. An element's *spread* is the most any run moved it. The runs
-come in pairs of opposite moves: drift is linear in the move, so a pair moves an element evenly
-(one way, then back the other way); a pair that moves it unevenly, by 1% of the value's
-magnitude or more, made it *jump* (a tie: one way crosses a pixel boundary, the other does
-not). An element of the rewrite outside the tolerance
-is *explained by rounding* where the original drifts when its difference is at most ``SLACK``
-times its spread, and where the original jumps when the rewrite's value is one the original
-itself took in some run, or differs by no more than the original jumped. A wrong rewrite
-differs where the original does not move, and still fails: a tanh GELU for an erf one differs
-by 4.7e-4 where the spread is 1e-6; a nearest sampler reading the transposed image differs at
-every element, and the few that happen to lie at ties do not carry the rest.
+- *pinned*: every discontinuous op (discontinuous.py: nearest sampling, Round, Floor, Ceil,
+  comparisons, ArgMax, casts to integers) keeps its original result. How far an element moves
+  in these runs is its *drift*; a difference up to ``SLACK`` times the drift is rounding the
+  original is sensitive to.
+- *free*: the same moves, the discontinuous ops deciding afresh. Where an element of a free run
+  differs from its pinned twin by more than the tolerance, a discontinuous op on its path
+  flipped under the move of its own inputs: a *tie*. A difference there is explained when the
+  rewrite's value is one the original itself took in some run (give or take the tolerance and
+  the drift), or no larger than the original jumped; more pairs are run (up to 32) while such
+  an element is still unmatched.
+
+Everything else is a failure: a planted RMSNorm with its epsilon outside the square root differs
+by 2 on rows of magnitude 6e-4 where the original drifts by 1e-6 and nothing flips; a nearest
+sampler reading the transposed image differs at every element, and the few that lie at ties do
+not carry the rest. Without a discontinuous op on the path there are no pinned runs to make.
 
 Each moved value ``v`` is read as ``Add(v, delta_v)``; the moves of all values of one type come
 in as one model input (split and reshaped in the graph: thousands of inputs would cost more to
 feed than to run), drawn here from a seeded generator: the same inputs give the same spread
-every time.
+every time. A pinned op's outputs are read through ``Where(pin, original result, its result)``.
+Discontinuous ops inside If/Loop bodies are not pinned: what they do counts as drift.
 """
 
 from __future__ import annotations
@@ -39,32 +38,33 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from onnx import GraphProto, helper, numpy_helper
+from onnx import GraphProto, TensorProto, helper, numpy_helper
 
 from .plan import _subgraphs
 
 AMPLITUDE_ULPS = 8
-JUMP = 1e-2  # a move of 1% of a value's largest magnitude is no drift of a few ulps
 TRIALS = 16  # 8 pairs: each move, then its opposite
-ROUNDS = 4  # rounds of TRIALS at most, while a jump stays unmatched
+ROUNDS = 4  # rounds of TRIALS at most, while a tie stays unmatched
 SLACK = 8
 SUFFIX = "@rounded"
 
 
 class Probe:
-    """A graph whose float values are read moved: ``values`` are their unmoved arrays (the
-    values to move; others are left alone). ``graph`` is changed in place; ``opset`` is its
-    default-domain opset (Split takes its sizes as an input from 13)."""
+    """A graph whose float values are read moved: ``steps`` holds, for each value to move, the
+    largest move of each element (ulps.py). ``pins`` are the outputs of discontinuous nodes, with
+    their original values: a run with ``pin=True`` reads those instead of what the nodes compute.
+    ``graph`` is changed in place; ``opset`` is its default-domain opset (Split takes its sizes
+    as an input from 13)."""
 
-    def __init__(self, graph: GraphProto, values: dict[str, np.ndarray], taken: set[str], opset: int):
+    def __init__(self, graph: GraphProto, steps: dict[str, np.ndarray], taken: set[str], opset: int,
+                 pins: dict[str, np.ndarray] | None = None):
         self._scales: dict[np.dtype, list[tuple[str, np.ndarray]]] = {}
-        for name, value in values.items():
-            value = np.asarray(value)
-            if value.dtype.kind != "f" or value.dtype.itemsize < 2 or not name:
-                continue
-            scale = _scale(value)
-            if scale is not None:  # else nothing to move: every element whole or not finite
-                self._scales.setdefault(value.dtype, []).append((name, scale))
+        for name, scale in steps.items():
+            self._scales.setdefault(scale.dtype, []).append((name, scale))
+        self.pins = {}  # feeds of a pinned run
+        self.pin = ""  # the bool input choosing pinned runs ("" when nothing is pinned)
+        if pins:
+            self._pin(graph, pins, taken)
         self.inputs: dict[np.dtype, str] = {}  # one input of moves per type
         self.moved: dict[str, str] = {}  # value -> its moved name
         added = []
@@ -90,24 +90,35 @@ class Probe:
         rewire(graph, self.moved)
         graph.node.extend(added)
 
+    def _pin(self, graph: GraphProto, pins: dict[str, np.ndarray], taken: set[str]) -> None:
+        """Route each pinned value through ``Where(pin, its original value, what computes it)``."""
+        self.pin = fresh("rounding_pin", taken)
+        graph.input.append(helper.make_tensor_value_info(self.pin, TensorProto.BOOL, []))
+        free = {name: fresh(f"{name}@free", taken) for name in pins}
+        for node in graph.node:
+            node.output[:] = [free.get(o, o) for o in node.output]
+        for name, value in pins.items():
+            value = np.asarray(value)
+            held = fresh(f"{name}@pinned", taken)
+            graph.input.append(helper.make_tensor_value_info(held, helper.np_dtype_to_tensor_dtype(value.dtype),
+                                                             list(value.shape)))
+            graph.node.append(helper.make_node("Where", [self.pin, held, free[name]], [name]))
+            self.pins[held] = value
+
     def feeds(self, rng: np.random.Generator) -> dict[str, np.ndarray]:
         """One trial's moves."""
         return {self.inputs[dtype]: np.concatenate([(rng.uniform(-1.0, 1.0, size=s.shape) * s).astype(dtype).ravel()
                                                     for _, s in entries])
                 for dtype, entries in self._scales.items()}
 
-
-def _scale(value: np.ndarray) -> np.ndarray | None:
-    """The largest move of each element: ``AMPLITUDE_ULPS`` ulps of ``|v| + m``, 0 where the
-    element is whole or not finite."""
-    with np.errstate(invalid="ignore"):
-        movable = np.isfinite(value) & (value != np.round(value))
-    if not movable.any():
-        return None
-    magnitude = np.abs(value.astype(np.float64))
-    mean = float(magnitude[movable].mean())
-    step = AMPLITUDE_ULPS * float(np.finfo(value.dtype).eps)
-    return np.where(movable, step * (magnitude + mean), 0.0).astype(value.dtype)
+    def runs(self, runner, feeds: dict, moves: dict, wanted: list[str]) -> tuple[dict, dict]:
+        """(pinned, free) values of ``wanted`` for one set of moves; the same run twice where
+        nothing is pinned."""
+        if not self.pin:
+            free = runner.run({**feeds, **moves}, wanted)
+            return free, free
+        pinned = runner.run({**feeds, **moves, **self.pins, self.pin: np.array(True)}, wanted)
+        return pinned, runner.run({**feeds, **moves, **self.pins, self.pin: np.array(False)}, wanted)
 
 
 def rewire(graph: GraphProto, renamed: dict[str, str]) -> None:
@@ -142,66 +153,59 @@ def all_names(graph: GraphProto) -> set[str]:
 
 @dataclass
 class Sensitivity:
-    """What the probe saw at each element of one value: ``spread``, the largest move; ``jumped``,
-    whether a pair of opposite moves moved it unevenly and by at least ``jump`` (1% of the
-    value's largest magnitude): a jump, not a drift (drift is linear in the move, so opposite
-    moves give opposite drifts; at a kink, as bilinear sampling has at every pixel, they are
-    uneven but as small as drift); ``calm``, the largest move of the pairs that did not jump;
-    ``nearest``, how close the closest run came to the rewrite's value."""
+    """What the probe saw at each element of one value: ``drift``, the most a pinned run moved
+    it; ``flipped``, whether a free run differed from its pinned twin by more than the tolerance
+    (a discontinuous op on its path flipped); ``jump``, the most such a run moved it;
+    ``nearest``, how close the closest free run came to the rewrite's value."""
 
-    spread: np.ndarray
-    jumped: np.ndarray
-    calm: np.ndarray
+    drift: np.ndarray
+    flipped: np.ndarray
+    jump: np.ndarray
     nearest: np.ndarray
-    jump: float
 
     @classmethod
-    def empty(cls, reference: np.ndarray) -> "Sensitivity":
-        shape = reference.shape
-        finite = np.abs(reference[np.isfinite(reference)])
-        jump = JUMP * float(finite.max()) if finite.size else np.inf
-        return cls(np.zeros(shape), np.zeros(shape, bool), np.zeros(shape), np.full(shape, np.inf), jump)
+    def empty(cls, shape) -> "Sensitivity":
+        return cls(np.zeros(shape), np.zeros(shape, bool), np.zeros(shape), np.full(shape, np.inf))
 
     def explains(self, diff: np.ndarray, tolerance: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(explained, jumped) masks for elements differing by ``diff`` beyond ``tolerance``:
-        where the original only drifts, a difference up to ``SLACK`` times its drift; where it
-        jumps (a tie), a value the original itself took in some run (give or take the tolerance
-        and its drift), or a difference no larger than the jumps it made there: no slack, so a
-        wrong value at a tie is explained only by the chance of being that close."""
-        drift = ~self.jumped & (diff <= SLACK * self.spread)
-        tie = self.jumped & ((self.nearest <= tolerance + SLACK * self.calm) | (diff <= self.spread))
-        return drift | tie, self.jumped
+        """(explained, ties) masks for elements differing by ``diff`` beyond ``tolerance``: a
+        difference up to ``SLACK`` times the drift; and where a discontinuous op flipped (a tie),
+        a value the original itself took in some run (give or take the tolerance and the drift),
+        or a difference no larger than the original jumped there: no slack, so a wrong value at a
+        tie is explained only by the chance of being that close."""
+        drift = diff <= SLACK * self.drift
+        tie = self.flipped & ~drift & ((self.nearest <= tolerance + SLACK * self.drift) | (diff <= self.jump))
+        return drift | tie, tie
 
-    def record(self, reference, up, down, rewritten, tolerance) -> None:
-        """One pair of runs, moved one way (``up``) and the opposite way (``down``)."""
+    def record(self, reference, pinned: tuple, free: tuple, rewritten, tolerance) -> None:
+        """One pair of opposite moves: its (up, down) runs pinned and free."""
         ref = np.asarray(reference, np.float64)
-        up, down = np.asarray(up, np.float64), np.asarray(down, np.float64)
         rew = np.asarray(rewritten, np.float64)
-        with np.errstate(invalid="ignore", over="ignore"):
-            rise, fall = up - ref, down - ref
-            big = np.maximum(np.abs(rise), np.abs(fall))
-            counted = np.isfinite(big)  # a run's non-finite element says nothing about rounding
-            uneven = counted & (np.abs(rise + fall) > 0.5 * big) & (big > np.maximum(tolerance, self.jump))
-            big = np.where(counted, big, 0.0)
-            gap = np.fmin(np.abs(up - rew), np.abs(down - rew))
-        np.maximum(self.spread, big, out=self.spread)
-        self.jumped |= uneven
-        np.maximum(self.calm, np.where(uneven, 0.0, big), out=self.calm)
-        np.minimum(self.nearest, np.where(np.isfinite(gap), gap, np.inf), out=self.nearest)
+        for held, run in zip(pinned, free):
+            held, run = np.asarray(held, np.float64), np.asarray(run, np.float64)
+            with np.errstate(invalid="ignore", over="ignore"):
+                moved = np.abs(held - ref)  # a run's non-finite element says nothing about rounding
+                np.maximum(self.drift, np.where(np.isfinite(moved), moved, 0.0), out=self.drift)
+                flip = np.abs(run - held) > tolerance  # (NaN compares False)
+                self.flipped |= flip
+                np.maximum(self.jump, np.where(flip, np.abs(run - ref), 0.0), out=self.jump)
+                gap = np.abs(run - rew)
+            np.minimum(self.nearest, np.where(np.isfinite(gap), gap, np.inf), out=self.nearest)
 
 
 def spreads(runner, feeds: dict[str, np.ndarray], probe: Probe, outputs: dict[str, str],
             reference: dict[str, np.ndarray], rewritten: dict[str, np.ndarray], tolerances: dict[str, tuple],
             seed: int) -> dict[str, Sensitivity]:
-    """Run ``runner`` (of ``probe``'s model) ``TRIALS`` times, and up to ``ROUNDS`` times that
-    while some element still differs by a jump no run has matched (a tie between several
-    coordinates at once needs the runs to cross them in the right combination); for each
-    ``outputs`` entry (key -> the value to read), how the runs moved it from ``reference[key]``
-    and how close they came to ``rewritten[key]``, held to ``tolerances[key]`` (atol, rtol)."""
+    """Run ``runner`` (of ``probe``'s model) ``TRIALS`` pairs of moves, and up to ``ROUNDS``
+    times that while some element still differs at a tie by a value no run has matched (a tie
+    between several coordinates at once needs the runs to cross them in the right combination);
+    for each ``outputs`` entry (key -> the value to read), how the runs moved it from
+    ``reference[key]`` and how close they came to ``rewritten[key]``, held to
+    ``tolerances[key]`` (atol, rtol)."""
     found, limits = {}, {}
     for key in outputs:
         ref = np.asarray(reference[key], np.float64)
-        found[key] = Sensitivity.empty(ref)
+        found[key] = Sensitivity.empty(ref.shape)
         atol, rtol = tolerances[key]
         with np.errstate(invalid="ignore"):
             limits[key] = atol + rtol * np.abs(ref)
@@ -211,20 +215,22 @@ def spreads(runner, feeds: dict[str, np.ndarray], probe: Probe, outputs: dict[st
         for _ in range(TRIALS // 2):
             moves = probe.feeds(rng)
             opposite = {name: np.negative(delta, out=np.empty_like(delta)) for name, delta in moves.items()}
-            up, down = runner.run({**feeds, **moves}, wanted), runner.run({**feeds, **opposite}, wanted)
+            (held_up, up), (held_down, down) = (probe.runs(runner, feeds, m, wanted) for m in (moves, opposite))
             for key, value in outputs.items():
                 name = probe.moved.get(value, value)
                 if np.shape(up[name]) == np.shape(reference[key]) and np.asarray(reference[key]).dtype.kind in "biuf":
-                    found[key].record(reference[key], up[name], down[name], rewritten[key], limits[key])
-        if not any(_unmatched_ties(found[key], reference[key], rewritten[key], limits[key]) for key in outputs):
+                    found[key].record(reference[key], (held_up[name], held_down[name]), (up[name], down[name]),
+                                      rewritten[key], limits[key])
+        if not probe.pin or not any(_unmatched_ties(found[key], reference[key], rewritten[key], limits[key])
+                                    for key in outputs):
             break
     return found
 
 
 def _unmatched_ties(seen: Sensitivity, reference, rewritten, tolerance) -> bool:
-    """Whether an element differs beyond tolerance where the original jumps, by a value no run
-    has taken yet."""
+    """Whether an element differs beyond tolerance where a discontinuous op flipped, by a value
+    no run has taken yet."""
     with np.errstate(invalid="ignore", over="ignore"):
         diff = np.abs(np.asarray(rewritten, np.float64) - np.asarray(reference, np.float64))
-    explained, jumped = seen.explains(diff, tolerance)
-    return bool(np.any((diff > tolerance) & jumped & ~explained))
+    explained, _ = seen.explains(diff, tolerance)
+    return bool(np.any((diff > tolerance) & seen.flipped & ~explained))
