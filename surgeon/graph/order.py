@@ -6,7 +6,7 @@ import heapq
 
 from ..errors import SurgeonError
 from .index import reads_of
-from .node import Node
+from .node import Node, subgraphs_of
 
 
 def toposort(nodes: list[Node]) -> list[Node]:
@@ -62,3 +62,24 @@ def _kahn(nodes: list[Node]) -> list[Node]:
     if len(order) != len(nodes):
         raise SurgeonError("the rewritten graph has a cycle; no output written")
     return order
+
+
+def sort_graph(graph) -> bool:
+    """Sort a GraphProto's nodes in place so that each comes after what it reads (its bodies'
+    reads from outside included), bodies too; True when any moved. Some tools write nodes out
+    of order (onnxruntime's transformers float16 converter), which onnxruntime runs and the
+    ONNX checker refuses; OpenVINO's frontend converts nodes in the order given. A cycle or a
+    value nothing computes is left as it is, for the checker to name."""
+    moved = any([sort_graph(body) for node in graph.node for body in subgraphs_of(node)])
+    try:
+        ordered = toposort([Node(node, k) for k, node in enumerate(graph.node)])
+    except SurgeonError:
+        return moved
+    if all(node.position == k for k, node in enumerate(ordered)):
+        return moved
+    nodes = [type(graph.node[0])() for _ in ordered]
+    for copy, node in zip(nodes, ordered):
+        copy.CopyFrom(node.proto)
+    del graph.node[:]
+    graph.node.extend(nodes)
+    return True

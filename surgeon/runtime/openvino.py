@@ -12,11 +12,9 @@ import threading
 from typing import Sequence
 
 import numpy as np
-from onnx import NodeProto
 
 from ..errors import SurgeonError
-from ..graph.node import Node
-from ..graph.order import toposort
+from ..graph.order import sort_graph
 from ..modelio import LoadedModel, iter_tensors, tensor_to_array
 from .engines import choose
 from .inputs import check_feeds, input_specs
@@ -108,7 +106,7 @@ class OpenVinoRunner(Runner):
 
     def _read(self, core):
         # From the runner's own proto, not the file: a model given in memory may differ from it.
-        in_graph_order(self.proto.graph)
+        sort_graph(self.proto.graph)  # OpenVINO converts nodes in the order given
         return core.read_model(_inline(self.loaded).SerializeToString(), b"")
 
     def _label(self) -> str:
@@ -129,21 +127,6 @@ def new_core(extensions: Sequence[str] = ()):
         except Exception as exc:
             raise SurgeonError(f"OpenVINO cannot load the extension {path}: {ov_message(exc)}") from None
     return core
-
-
-def in_graph_order(graph) -> None:
-    """Sort ``graph``'s nodes in place so that each comes after what it reads, its bodies' reads
-    from outside included: OpenVINO's ONNX frontend converts nodes in the order given, where
-    onnxruntime sorts a graph itself (validation's rounding probe appends the nodes moving a
-    value that an If or Loop before them reads)."""
-    ordered = toposort([Node(node, k) for k, node in enumerate(graph.node)])
-    if all(node.position == k for k, node in enumerate(ordered)):
-        return
-    nodes = [NodeProto() for _ in ordered]
-    for copy, node in zip(nodes, ordered):
-        copy.CopyFrom(node.proto)
-    del graph.node[:]
-    graph.node.extend(nodes)
 
 
 def _inline(loaded: LoadedModel):

@@ -254,3 +254,22 @@ def test_sizes_computed_from_shapes_are_still_inferred():
                               [onnx.numpy_helper.from_array(np.array([-1], np.int64), "minus_one")])
     inferred = modelio.infer_skeleton(helper.make_model(graph))
     assert [d.dim_value for d in inferred.graph.output[0].type.tensor_type.shape.dim] == [2, 12]
+
+
+def test_nodes_out_of_order_are_sorted_on_load(tmp_path):
+    # onnxruntime's transformers float16 converter writes graphs whose nodes are out of order:
+    # onnxruntime runs them, the ONNX checker refuses them; surgeon sorts them (stably) on load
+    from onnx import TensorProto, helper
+
+    from surgeon.modelio import load_model
+
+    nodes = [helper.make_node("Relu", ["a"], ["y"], name="last"), helper.make_node("Neg", ["x"], ["a"], name="first"),
+             helper.make_node("Abs", ["x"], ["z"], name="alone")]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2]),
+                               helper.make_tensor_value_info("z", TensorProto.FLOAT, [2])])
+    path = tmp_path / "unsorted.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    loaded = load_model(path)
+    assert [n.name for n in loaded.proto.graph.node] == ["first", "last", "alone"]
+    assert [n.name for n in onnx.load(path).graph.node] == ["last", "first", "alone"]  # the file is untouched
