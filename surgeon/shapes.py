@@ -93,6 +93,7 @@ class ShapeTable:
         self._initializers: dict | None = None
         self._inferred: dict[str, ValueInfoProto] | None = None
         self._propagated = False  # the inference with data propagation ran
+        self._measured: dict[str, tuple] | None = None  # dims read off two runs (graph/measure.py)
 
     def _known(self, name: str) -> ShapeInfo | None:
         if name in self.table:
@@ -121,6 +122,10 @@ class ShapeTable:
             inferred = shape_of(self._inferred, name)
         if inferred is not None and (info is None or info[1] is None or _more_known(inferred[1], info[1])):
             self.table[name] = info = inferred
+        if info is None or _incomplete(info[1]):  # what inference cannot tell, two runs tell
+            measured = self._measure().get(name)
+            if measured is not None and (info is None or info[1] is None or _more_known(measured, info[1])):
+                self.table[name] = info = ((info[0] if info and info[0] else self._elem(name)), measured)
         if info is None or info[1] is None:
             stated = shape_of(self._stated, name)
             if stated is not None and (info is None or stated[1] is not None):
@@ -128,12 +133,31 @@ class ShapeTable:
                 self.table[name] = info = (stated[0] or (info[0] if info else 0), dims)
         return info
 
+    def _measure(self) -> dict[str, tuple]:
+        """Dims of every main-graph value inference left incomplete, read off two runs (once)."""
+        if self._measured is None:
+            from .graph.measure import measured_dims
+
+            unknown = [o for n in self.proto.graph.node for o in n.output
+                       if o and (shape_of(self._inferred or {}, o) is None
+                                 or _incomplete(shape_of(self._inferred or {}, o)[1]))]
+            self._measured = measured_dims(self.proto, unknown) if unknown else {}
+        return self._measured
+
+    def _elem(self, name: str) -> int:
+        stated = shape_of(self._stated, name)
+        return stated[0] if stated else 0
+
     def declared(self, name: str) -> ShapeInfo | None:
         """What the model stated for ``name`` when it was loaded."""
         return shape_of(self._stated, name)
 
     def set(self, name: str, elem_type: int, dims) -> None:
         self.table[name] = (elem_type, tuple(dims) if dims is not None else None)
+
+
+def _incomplete(dims) -> bool:
+    return dims is None or any(d is None or (isinstance(d, str) and d.startswith("unk__")) for d in dims)
 
 
 def _more_known(new, old) -> bool:
