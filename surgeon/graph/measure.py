@@ -11,7 +11,6 @@ size tells nothing (no error: the shapes stay unknown)."""
 from __future__ import annotations
 
 import numpy as np
-import onnx
 from onnx import ModelProto, TensorProto, helper
 
 from ..forksafe import ForkSafeSession
@@ -19,6 +18,7 @@ from ..forksafe import ForkSafeSession
 # Sizes of the dynamic input dims in the two runs: distinct within a run and between runs, and
 # large enough for a convolution stack to run (a dim listed twice in the inputs takes one size).
 _FIRST, _SECOND, _STEP = 32, 48, 2
+MAX_WEIGHTS = 1 << 26  # bytes of weights a measuring run may copy: memory follows the graph, not the weights
 
 
 def measured_dims(proto: ModelProto, names: list[str]) -> dict[str, tuple]:
@@ -77,8 +77,8 @@ def _ancestors(proto: ModelProto, wanted: list[str]) -> ModelProto | None:
     used = {i for n in needed for i in n.input}
     inputs = [vi for vi in graph.input if vi.name in used]
     inits = [t for t in graph.initializer if t.name in used]
-    if any(t.data_location == TensorProto.EXTERNAL for t in inits):
-        return None  # the weights are elsewhere: not read for a shape
+    if any(t.data_location == TensorProto.EXTERNAL for t in inits) or sum(t.ByteSize() for t in inits) > MAX_WEIGHTS:
+        return None  # weights elsewhere, or many: not read or copied for a shape
     nodes = [n for n in graph.node if id(n) in keep]
     outputs = [helper.make_empty_tensor_value_info(v) for v in dict.fromkeys(wanted)]
     small = helper.make_graph(nodes, "measure", inputs, outputs, inits)
@@ -89,12 +89,16 @@ def _ancestors(proto: ModelProto, wanted: list[str]) -> ModelProto | None:
 def _run(model: ModelProto, wanted: list[str], sizes: dict[str, int]) -> dict[str, tuple] | None:
     import onnxruntime as ort
 
+    from .extract import MAX_VALUE
+
     feeds = {}
     rng = np.random.default_rng(0)
     for vi in model.graph.input:
         tt = vi.type.tensor_type
         dims = [d.dim_value if d.HasField("dim_value") else sizes[d.dim_param or f"{vi.name}__d{axis}"]
                 for axis, d in enumerate(tt.shape.dim)]
+        if not tt.HasField("shape") or int(np.prod(dims, dtype=np.float64)) > MAX_VALUE:
+            return None  # no rank to feed, or more than a probe ever feeds
         dtype = helper.tensor_dtype_to_np_dtype(tt.elem_type)
         feeds[vi.name] = rng.standard_normal(dims).astype(dtype) if dtype.kind == "f" else np.zeros(dims, dtype)
     options = ort.SessionOptions()

@@ -166,6 +166,7 @@ class Driver:
         self._node_delta = 0
         self._domain_versions: dict[str, int] = dict(domains or {})
         self._removed_ops: set[tuple[str, str]] = set()  # custom-domain ops of replaced nodes
+        self._checkers: dict[frozenset, object] = {}  # the ONNX checker's context per set of domains written
 
     def run(self) -> Report:
         with _cyclic_gc_paused():
@@ -429,13 +430,20 @@ class Driver:
             raise _Unwritable(f"rewrite did not produce {missing}")
         for domain in ctx.domains:
             have, writes = self.session.opsets.get(domain), self._domain_versions.get(domain, 1)
+            if have is not None and have != writes and not self._uses_domain(domain):
+                self._reimport(domain, writes)  # an import no node uses (onnxruntime writes its registry's)
+                have = writes
             if have is not None and have != writes:
                 raise _Unwritable(f"the model imports domain {domain!r} at version {have}; pattern "
                                   f"{pattern.name!r} writes version {writes}")
-        checker = onnx.checker.C.CheckerContext()
-        checker.ir_version = self.loaded.proto.ir_version
-        written = {d: self._domain_versions.get(d, 1) for d in ctx.domains}
-        checker.opset_imports = {**written, **self.session.opsets}
+        key = frozenset(ctx.domains)
+        checker = self._checkers.get(key)
+        if checker is None:  # one per set of domains written, not one per rewrite
+            checker = onnx.checker.C.CheckerContext()
+            checker.ir_version = self.loaded.proto.ir_version
+            written = {d: self._domain_versions.get(d, 1) for d in ctx.domains}
+            checker.opset_imports = {**written, **self.session.opsets}
+            self._checkers[key] = checker
         known = made | {t.name for t in ctx.new_initializers}
         for node in ctx.new_nodes:
             for value in node.inputs:
@@ -494,6 +502,24 @@ class Driver:
         for name, (elem, dims) in self.new_shapes.items():
             if name in index.producer and name not in outputs:
                 graph.value_info.append(make_value_info(name, elem, dims))
+
+    def _uses_domain(self, domain: str) -> bool:
+        """Some node of the model (a body's, a function's) is of ``domain``."""
+        proto = self.loaded.proto
+        graphs = [proto.graph]
+        while graphs:
+            graph = graphs.pop()
+            for node in graph.node:
+                if node.domain == domain:
+                    return True
+                graphs.extend(subgraphs_of(node))
+        return any(n.domain == domain for f in proto.functions for n in f.node)
+
+    def _reimport(self, domain: str, version: int) -> None:
+        self.session.opsets[domain] = version
+        for o in self.loaded.proto.opset_import:
+            if o.domain == domain:
+                o.version = version
 
     def _add_opset_imports(self) -> None:
         proto = self.loaded.proto

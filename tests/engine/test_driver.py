@@ -273,13 +273,24 @@ def test_an_exception_in_rewrite_is_a_near_miss_naming_it(monkeypatch, capsys):
     assert "Traceback" in capsys.readouterr().err and "half way" in capsys.readouterr().err + "half way"
 
 
-def test_a_domain_the_model_imports_at_another_version_is_a_near_miss():
+def test_a_domain_the_model_uses_at_another_version_is_a_near_miss():
     m = relu_neg_model()
     m.opset_import.append(helper.make_opsetid("custom.test", 3))
+    m.graph.node.append(helper.make_node("Other", ["x"], ["other"], domain="custom.test"))
     result = surgeon.fuse(m, plugins=[ReluNeg()])
     assert not result.report.rewrites
     assert result.report.refusals[0].reason == ("the model imports domain 'custom.test' at version 3; "
                                                 "pattern 'relu-neg' writes version 1")
+
+
+def test_an_import_no_node_uses_takes_the_version_written():
+    # onnxruntime's optimiser writes an import for every domain its registry holds (custom.ops at
+    # 1000 once a custom-op library was loaded in the process), used by no node
+    m = relu_neg_model()
+    m.opset_import.append(helper.make_opsetid("custom.test", 3))
+    result = surgeon.fuse(m, plugins=[ReluNeg()])
+    assert len(result.report.rewrites) == 1
+    assert {o.domain: o.version for o in result.model.opset_import}["custom.test"] == 1
 
 
 def test_a_pattern_matching_its_own_output_stops_with_a_note():
