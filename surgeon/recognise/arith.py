@@ -12,7 +12,7 @@ import numpy as np
 
 from . import bounds
 from .elements import (AFFINE, BRANCHED, DIMS, KNOWN, OTHER, Abstract, NotProved, branch_of, broadcast,
-                       combine, known, mark_branch, reduce)
+                       combine, known, mark_branch, move, reduce)
 
 
 def finish(result: Abstract, out: np.ndarray) -> Abstract:
@@ -397,6 +397,23 @@ def gemm(node, ins, vals, outs):
         c = broadcast([ins[2]], product.shape)[0]
         product = combine([product, c], product.shape, np.maximum(product.kind, c.kind))
     return [finish(product, outs[0])]
+
+
+def fused_matmul(node, ins, vals, outs):
+    """com.microsoft::FusedMatMul, as onnxruntime's optimiser writes it: alpha * op(A) @ op(B),
+    op a transpose of the last two axes where transA / transB say (the batch transposes are
+    refused: no rule)."""
+    if node.attr("transBatchA", 0) or node.attr("transBatchB", 0):
+        raise NotProved(f"{node.label}: FusedMatMul with a batch transpose has no rule here")
+    swap = lambda x: np.swapaxes(x, -1, -2)
+    parts, values = [], []
+    for p, v, flag in ((ins[0], vals[0], "transA"), (ins[1], vals[1], "transB")):
+        v = np.asarray(v)
+        if node.attr(flag, 0) and v.ndim >= 2:
+            p, v = move(p, swap), swap(v)
+        parts.append(p)
+        values.append(v)
+    return matmul(node, parts, values, outs)  # alpha scales by a constant: affine stays affine
 
 
 def _transpose(a: Abstract) -> Abstract:

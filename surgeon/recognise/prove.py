@@ -78,6 +78,9 @@ TABLE: dict[str, Rule] = {
     "ScatterND": movement.scatter_nd, "ScatterElements": movement.scatter_elements,
     "Scatter": movement.scatter_elements, "Pad": movement.pad,
 }
+# onnxruntime's contrib ops its optimiser writes in place of standard ones
+CONTRIB: dict[tuple[str, str], Rule] = {("com.microsoft", "FusedMatMul"): arith.fused_matmul}
+
 for _op in ("Sqrt", "Exp", "Log", "Tanh", "Sigmoid", "Erf", "Sin", "Cos", "Tan", "Atan", "Asin", "Acos",
             "Softplus", "Softsign", "Elu", "Selu", "LeakyRelu", "HardSigmoid", "Gelu", "Sinh", "Cosh"):
     TABLE[_op] = arith.smooth
@@ -163,7 +166,8 @@ def prove(ctx, nodes, outputs: list[str], leaves: dict[str, Abstract], feeds: di
             for name, value in zip(outs, out_vals):  # constants in, constants out: no rule to run
                 abstract[name] = arith.finish(known(np.asarray(value)), value)
             continue
-        rule = rules.get((domain, node.op_type)) or (TABLE.get(node.op_type) if domain == "" else None) or _unknown
+        rule = rules.get((domain, node.op_type)) or (TABLE.get(node.op_type) if domain == "" else None) or \
+            CONTRIB.get((domain, node.op_type)) or _unknown
         if rule is arith.extreme and node.op_type == "Clip" and _opset(ctx) < 11:
             rule = arith.clip_attributes
         try:

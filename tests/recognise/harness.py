@@ -28,7 +28,8 @@ class Region:
             inputs.append(helper.make_tensor_value_info("d", TensorProto.INT64, self.d.shape))
         graph = helper.make_graph(self.nodes, "region", inputs, [helper.make_empty_tensor_value_info(o) for o in outputs],
                                   [numpy_helper.from_array(a, k) for k, a in self.consts.items()])
-        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", self.opset)], ir_version=8)
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", self.opset),
+                                                       helper.make_opsetid("com.microsoft", 1)], ir_version=8)
 
     def run(self, v, outputs=None):
         outputs = outputs or [self.output]

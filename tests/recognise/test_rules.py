@@ -33,6 +33,11 @@ CASES = [
                                   consts={"a": np.eye(2, dtype=F32), "b": np.ones((2, 3), F32)}), KNOWN),
     ("gemm-alpha0", lambda: Region([N("Gemm", ["v", "b", "c"], ["y"], alpha=0.0)], 13, v=(2, 2),
                                    consts={"b": np.ones((2, 3), F32), "c": np.ones((2, 3), F32)}), KNOWN),
+    # onnxruntime's FusedMatMul (its optimiser's MatMul + Transpose): a transpose of either side
+    ("fusedmatmul-transB", lambda: Region([N("FusedMatMul", ["a", "v"], ["y"], domain="com.microsoft", transB=1,
+                                              alpha=0.5)], 17, v=(3, 2), consts={"a": np.ones((2, 2), F32)}), AFFINE),
+    ("fusedmatmul-both-vary", lambda: Region([N("FusedMatMul", ["v", "v"], ["y"], domain="com.microsoft",
+                                                transA=1)], 17, v=(2, 2)), OTHER),
     # CumSum: exclusive sums stop before their own element
     ("cumsum", lambda: Region([N("CumSum", ["v", "ax"], ["y"])], 14, v=(3,), consts={"ax": _i64(0)}), AFFINE),
     ("cumsum-exclusive", lambda: Region([N("CumSum", ["v", "ax"], ["y"], exclusive=1)], 14, v=(3,),
