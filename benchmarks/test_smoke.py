@@ -103,6 +103,13 @@ def check_match_scaling(out):
         assert len(_numbers(row[2])) == 7, row[0]
 
 
+def check_match_cli(out):
+    rows = _rows(out, r"(gelu|hardswish-clip|hardswish-max-min)\s+(1 process|cli wall|cli cpu)\s+(.*)")
+    assert len(rows) == 9, out
+    for row in rows:  # surgeon median [min-max], onnxscript median [min-max], ratio
+        assert len(_numbers(re.sub(r"(?<=\d)-(?=\d)", " ", row[3]))) == 7, row[0]
+
+
 def check_kernels(out):
     cpu = _rows(out, r"(\d+x\d+x\d+x\d+)\s+(\d+)\s+(.*)")
     assert len(cpu) == 2, out
@@ -216,6 +223,7 @@ CHECKS = {
     "kernel_pairs.py": check_kernel_pairs,
     "kernels.py": check_kernels,
     "large_model.py": check_large_model,
+    "match_cli.py": check_match_cli,
     "match_scaling.py": check_match_scaling,
     "openvino_precision.py": check_openvino_precision,
     "opt_levels.py": check_opt_levels,

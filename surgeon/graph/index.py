@@ -8,7 +8,7 @@ from typing import Iterable
 
 from onnx import GraphProto, TensorProto
 
-from .node import Node, subgraphs_of
+from .node import _CONTROL_FLOW, _DEFAULT_DOMAINS, Node, subgraphs_of
 
 
 def free_values(graph: GraphProto) -> set[str]:
@@ -26,8 +26,11 @@ def free_values(graph: GraphProto) -> set[str]:
 
 def reads_of(node: Node) -> list[str]:
     """Every value a node reads: its inputs, and what its bodies read from outside."""
-    names = list(dict.fromkeys(n for n in node.proto.input if n))
-    for body in node.subgraphs():
+    proto = node.proto
+    names = [n for n in dict.fromkeys(proto.input) if n]
+    if proto.domain in _DEFAULT_DOMAINS and proto.op_type not in _CONTROL_FLOW:
+        return names  # no bodies: the common case, without building a list of them
+    for body in subgraphs_of(proto):
         names.extend(sorted(free_values(body) - set(names)))
     return names
 
@@ -52,8 +55,22 @@ class GraphIndex:
         # value -> {id(node): node}, in the order readers were added: removing one reader of a
         # value read by thousands (a shared input, a constant) is O(1), not a list rebuild
         self.consumers: dict[str, dict[int, Node]] = defaultdict(dict)
-        for i, proto in enumerate(graph.node):
-            self.add(Node(proto, float(i)))
+        nodes, producer, consumers = self.nodes, self.producer, self.consumers
+        for i, proto in enumerate(graph.node):  # ``add``, inlined: once per node of the model
+            node = Node(proto, float(i))
+            nodes.append(node)
+            node._ins, node._outs = ins, outs = tuple(proto.input), tuple(proto.output)
+            for out in outs:
+                if out:
+                    producer[out] = node
+            key = id(node)
+            for name in ins:
+                if name:
+                    consumers[name][key] = node
+            if proto.domain not in _DEFAULT_DOMAINS or proto.op_type in _CONTROL_FLOW:
+                for name in reads_of(node):
+                    consumers[name][key] = node
+        self.version += len(nodes)
         self.initializers: dict[str, TensorProto] = {t.name: t for t in graph.initializer}
         self.input_names = [i.name for i in graph.input]
         self.output_names = [o.name for o in graph.output]
@@ -63,12 +80,12 @@ class GraphIndex:
         self.version += 1
         self.nodes.append(node)
         proto = node.proto
-        for out in proto.output:
+        for out in node.outs:
             if out:
                 self.producer[out] = node
         consumers = self.consumers
         key = id(node)
-        for name in proto.input:  # the hot loop of indexing: kept free of helper calls
+        for name in node.ins:  # the hot loop of indexing: kept free of helper calls
             if name:
                 consumers[name][key] = node
         if subgraphs_of(proto):
@@ -79,18 +96,24 @@ class GraphIndex:
         """Unlink nodes from the maps; ``nodes`` drops them at the next ``compact``."""
         nodes = list(nodes)
         self.version += 1
-        gone = {id(n) for n in nodes}
-        self._gone |= gone
+        gone = self._gone
+        producer, consumers = self.producer, self.consumers
         for node in nodes:
-            for out in node.proto.output:
-                if self.producer.get(out) is node:
-                    del self.producer[out]
-            for name in reads_of(node):
-                readers = self.consumers.get(name)
+            key = id(node)
+            gone.add(key)
+            proto = node.proto
+            for out in node.outs:
+                if producer.get(out) is node:
+                    del producer[out]
+            # A node without bodies reads its inputs (a name twice is harmless here); one with
+            # bodies also what they read from outside.
+            plain = proto.domain in _DEFAULT_DOMAINS and proto.op_type not in _CONTROL_FLOW
+            for name in node.ins if plain else reads_of(node):
+                readers = consumers.get(name)
                 if readers is not None:
-                    readers.pop(id(node), None)
+                    readers.pop(key, None)
                     if not readers:
-                        del self.consumers[name]
+                        del consumers[name]
 
     def compact(self) -> list[Node]:
         """``nodes`` without the removed ones (one pass however many were removed)."""

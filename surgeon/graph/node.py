@@ -38,12 +38,14 @@ def is_op(node: "Node | NodeProto | None", op_type: str, domain: str = "") -> bo
 class Node:
     """A node of the graph being rewritten. ``inputs``/``outputs`` are value names ("" = absent)."""
 
-    __slots__ = ("proto", "position", "_attrs")
+    __slots__ = ("proto", "position", "_attrs", "_ins", "_outs")
 
     def __init__(self, proto: NodeProto, position: float):
         self.proto = proto
         self.position = position  # order in the original graph; new nodes take their anchor's
         self._attrs: dict[str, Any] | None = None
+        self._ins: tuple[str, ...] | None = None
+        self._outs: tuple[str, ...] | None = None
 
     op_type = property(lambda self: self.proto.op_type)
     domain = property(lambda self: self.proto.domain)
@@ -56,6 +58,28 @@ class Node:
     @property
     def outputs(self) -> list[str]:
         return list(self.proto.output)
+
+    # The engine reads a node's inputs and outputs many times while it matches and rewrites, and
+    # each read of a protobuf field builds its strings again: ``ins`` and ``outs`` are read once.
+    # A rewrite never changes the nodes it indexed; code that changes a proto's inputs or
+    # outputs after reading these calls ``forget_io``. (``inputs``/``outputs`` always read anew.)
+    @property
+    def ins(self) -> tuple[str, ...]:
+        ins = self._ins
+        if ins is None:
+            ins = self._ins = tuple(self.proto.input)
+        return ins
+
+    @property
+    def outs(self) -> tuple[str, ...]:
+        outs = self._outs
+        if outs is None:
+            outs = self._outs = tuple(self.proto.output)
+        return outs
+
+    def forget_io(self) -> None:
+        """Read ``ins`` and ``outs`` from the proto again (it was changed)."""
+        self._ins = self._outs = None
 
     @property
     def attrs(self) -> dict[str, Any]:

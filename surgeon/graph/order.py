@@ -6,7 +6,7 @@ import heapq
 
 from ..errors import SurgeonError
 from .index import reads_of
-from .node import Node, subgraphs_of
+from .node import _CONTROL_FLOW, _DEFAULT_DOMAINS, Node, subgraphs_of
 
 
 def toposort(nodes: list[Node]) -> list[Node]:
@@ -21,15 +21,20 @@ def toposort(nodes: list[Node]) -> list[Node]:
 
 
 def _is_topological(nodes: list[Node]) -> bool:
-    produced_at: dict[str, int] = {}
-    for i, node in enumerate(nodes):
-        for out in node.proto.output:
-            produced_at[out] = i
-    for i, node in enumerate(nodes):
-        for value in node.proto.input:
-            if produced_at.get(value, -1) >= i:
+    return _in_order([node.proto for node in nodes])
+
+
+def _in_order(protos) -> bool:
+    """Whether each NodeProto comes after the nodes computing what it reads (on the protos
+    themselves: a model's load asks this of every node)."""
+    produced_at = {out: i for i, proto in enumerate(protos) for out in proto.output}
+    get = produced_at.get
+    for i, proto in enumerate(protos):
+        for value in proto.input:
+            if get(value, -1) >= i:
                 return False
-        if node.subgraphs() and any(produced_at.get(v, -1) >= i for v in reads_of(node)):
+        if (proto.domain not in _DEFAULT_DOMAINS or proto.op_type in _CONTROL_FLOW) and subgraphs_of(proto) \
+                and any(get(v, -1) >= i for v in reads_of(Node(proto, i))):
             return False
     return True
 
@@ -71,6 +76,8 @@ def sort_graph(graph) -> bool:
     ONNX checker refuses; OpenVINO's frontend converts nodes in the order given. A cycle or a
     value nothing computes is left as it is, for the checker to name."""
     moved = any([sort_graph(body) for node in graph.node for body in subgraphs_of(node)])
+    if _in_order(graph.node):  # what toposort checks first, without a Node per node
+        return moved
     try:
         ordered = toposort([Node(node, k) for k, node in enumerate(graph.node)])
     except SurgeonError:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 import numpy as np
-from onnx import AttributeProto, helper, numpy_helper
+from onnx import AttributeProto, NodeProto, helper, numpy_helper
 
 from ..attrs import make_attributes
 from ..graph import GraphIndex, Node
@@ -134,7 +134,14 @@ class RewriteContext(MatchContext):
         if isinstance(outputs, int):
             outputs = [self.fresh_name(f"{op_type}_out") for _ in range(outputs)]
         node_name = self._session.names.fresh(name or f"{self._pattern}/{op_type}")
-        proto = helper.make_node(op_type, list(inputs), list(outputs), name=node_name, domain=domain or None)
+        proto = NodeProto()  # helper.make_node's fields, set directly: one node per rewrite
+        proto.op_type = op_type
+        proto.input.extend(inputs)
+        proto.output.extend(outputs)
+        if node_name:
+            proto.name = node_name
+        if domain:
+            proto.domain = domain
         proto.attribute.extend(attributes)
         entry = proto.metadata_props.add()
         entry.key, entry.value = "surgeon.pattern", self._pattern

@@ -3,8 +3,6 @@ one topological sort and one shape repair per graph. Recurses into If/Loop/Scan 
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import os
 import sys
 import time
@@ -24,6 +22,7 @@ from .. import progress
 from ..opsets import drop_unused
 from ..shapes import ShapeTable, make_value_info
 from .context import MatchContext, RewriteContext, Session
+from .gcpause import cyclic_gc_paused
 from .match import Match, Refusal
 from .pattern import Pattern
 from . import capture
@@ -33,27 +32,12 @@ from ..reportfields import NodeRef, body_scope
 from .repair import repair_shapes
 
 MAX_PASSES = 32
+_ASK = object()  # a pattern whose own accepts() decides which nodes it is offered
 MAX_PICTURED = 500  # rewrites and near misses whose regions the report keeps (for the HTML page)
 
 
 class _Unwritable(Exception):
     """A rewrite that would write a broken model: its message is the near-miss reason."""
-
-
-@contextlib.contextmanager
-def _cyclic_gc_paused():
-    """Python's cycle collector off while the driver runs: the graph index holds ~10 objects per
-    node, alive for the whole run and free of cycles, and every collection walked all of them
-    again; the more nodes, the more collections and the longer each (16,000 copies of a
-    five-node template: 1.15-1.3x the time per copy of 1,000; 1.04x with the collector off).
-    Reference counting still frees everything; the collector resumes afterwards."""
-    was_on = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_on:
-            gc.enable()
 
 
 class NameAllocator:
@@ -106,6 +90,15 @@ def _node_constant_bytes(node: Node) -> int:
     return sum(tensor_nbytes(a.t) for a in node.proto.attribute if a.type == onnx.AttributeProto.TENSOR)
 
 
+def _node_ref(node: Node, scope: str) -> NodeRef:
+    """``NodeRef.of(node, scope)``, each field read once (a report holds one per node rewritten)."""
+    proto = node.proto
+    domain = proto.domain
+    outputs = node.outs
+    first = outputs[0] if outputs and outputs[0] else next((o for o in outputs if o), "")
+    return NodeRef(proto.name, proto.op_type, "" if domain == "ai.onnx" else domain, scope, first)
+
+
 def count_nodes(graph: GraphProto) -> int:
     return len(graph.node) + sum(count_nodes(b) for n in graph.node for b in subgraphs_of(n))
 
@@ -113,30 +106,39 @@ def count_nodes(graph: GraphProto) -> int:
 def _engine_refusal(index: GraphIndex, match: Match) -> str | None:
     """Self-contained, producing its outputs, and acyclic once rewritten."""
     members = {id(n) for n in match.nodes}
-    produced = {o for n in match.nodes for o in n.outputs if o}
-    for out in match.outputs:
+    produced = {o for n in match.nodes for o in n.outs if o}
+    outputs = match.outputs
+    for out in outputs:
         if out not in produced:
             return f"match output {out!r} is not computed by the matched nodes"
+    consumers = index.consumers
     for node in match.nodes:
-        for out in node.outputs:
-            if not out or out in match.outputs:
+        for out in node.outs:
+            if not out or out in outputs:
                 continue
             if index.is_output(out):
                 return f"intermediate {out!r} is a graph output"
-            for reader in index.consumers_of(out):
-                if id(reader) not in members:
+            for key, reader in (consumers.get(out) or {}).items():
+                if key not in members:
                     return f"intermediate {out!r} is also read by {reader.label}"
     # A cycle would need a path leaving the region and coming back into it. Positions are a
     # topological order, so the walk back only visits nodes placed after the region starts.
+    # (BackWalk's walk, inlined: this runs once per match.)
     start = min(n.position for n in match.nodes)
-    walk = BackWalk(v for n in match.nodes for v in n.inputs if v and v not in produced)
-    for value in walk:
-        node = index.find_producer(value)
+    producer = index.producer
+    stack = [v for n in match.nodes for v in n.ins if v and v not in produced]
+    seen: set[str] = set()
+    while stack:
+        value = stack.pop()
+        if not value or value in seen:
+            continue
+        seen.add(value)
+        node = producer.get(value)
         if node is None or node.position < start:
             continue
         if id(node) in members:
             return "rewriting would create a cycle (a path leaves the match and re-enters it)"
-        walk.into(node.inputs)
+        stack.extend(node.ins)
     return None
 
 
@@ -169,7 +171,7 @@ class Driver:
         self._checkers: dict[frozenset, object] = {}  # the ONNX checker's context per set of domains written
 
     def run(self) -> Report:
-        with _cyclic_gc_paused():
+        with cyclic_gc_paused():
             return self._run()
 
     def _run(self) -> Report:
@@ -235,11 +237,22 @@ class Driver:
         ctx = MatchContext(index, self.session)
         claimed: set[int] = set()
         found = []
+        # Pattern.accepts, inlined for patterns that keep it: a set lookup per pattern and node
+        # instead of a call (every anchor of every pattern is offered to every pattern).
+        offers = [(p, p.anchor_types() if type(p).accepts is Pattern.accepts else _ASK) for p in self.patterns]
+        failed = self._failed
         for node in progress.track(self._anchors(index), f"matching ({scope})"):
             if id(node) in claimed:
                 continue
-            for pattern in self.patterns:
-                if not pattern.accepts(node) or (id(pattern), id(node)) in self._failed:
+            proto = node.proto
+            kind = ("" if proto.domain == "ai.onnx" else proto.domain, proto.op_type)
+            for pattern, types in offers:
+                if types is _ASK:
+                    if not pattern.accepts(node):
+                        continue
+                elif types is not None and kind not in types:
+                    continue
+                if failed and (id(pattern), id(node)) in failed:
                     continue
                 result, candidate = self._ask(pattern, ctx, node)
                 if result is None:
@@ -343,17 +356,20 @@ class Driver:
 
     def _record(self, pattern: Pattern, match: Match, scope: str, written: list[Node], index: GraphIndex,
                 ctx: RewriteContext) -> None:
+        replaced_refs = [_node_ref(n, scope) for n in match.nodes]
+        written_refs = [_node_ref(n, scope) for n in written]
         rewrite = Rewrite(
             pattern=pattern.name,
             anchor=match.anchor.label,
             graph=scope,
-            replaced=[n.op_type for n in match.nodes],
-            written=[f"{n.domain + '::' if n.domain else ''}{n.op_type} {n.name}" for n in written],
+            replaced=[r.op_type for r in replaced_refs],
+            written=[f"{n.proto.domain + '::' if n.proto.domain else ''}{r.op_type} {r.name}"
+                     for n, r in zip(written, written_refs)],
             warnings=list(match.warnings),
             plugin=self._plugin(pattern),
-            anchor_ref=NodeRef.of(match.anchor, scope),
-            replaced_refs=[NodeRef.of(n, scope) for n in match.nodes],
-            written_refs=[NodeRef.of(n, scope) for n in written],
+            anchor_ref=_node_ref(match.anchor, scope),
+            replaced_refs=replaced_refs,
+            written_refs=written_refs,
         )
         if len(self.report.rewrites) < MAX_PICTURED:
             new = {t.name: capture.tensor_label(t) for t in ctx.new_initializers}
@@ -384,11 +400,17 @@ class Driver:
                     entry = node.proto.metadata_props.add()
                     entry.key, entry.value = "surgeon.atol", repr(float(match.atol))
             in_order = in_order and self._fits_at(index, match, ctx.new_nodes, position)
-            self.report.constant_bytes_removed += sum(_node_constant_bytes(n) for n in match.nodes)
-            self._removed_ops.update((n.domain, n.op_type) for n in match.nodes if n.domain not in ("", "ai.onnx"))
+            for node in match.nodes:
+                proto = node.proto
+                if proto.op_type == "Constant":
+                    self.report.constant_bytes_removed += _node_constant_bytes(node)
+                if proto.domain not in ("", "ai.onnx"):
+                    self._removed_ops.add((proto.domain, proto.op_type))
+                orphans.update(reads_of(node) if node.subgraphs() else [v for v in node.ins if v])
             index.remove(match.nodes)
             self._node_delta += len(ctx.new_nodes) - len(match.nodes)
             for node in ctx.new_nodes:
+                node.forget_io()  # read from the proto as the rewrite left it
                 index.add(node)
             new_constants = set()
             for tensor in ctx.new_initializers:
@@ -399,9 +421,8 @@ class Driver:
                 if name not in new_constants:
                     self.new_shapes[name] = (elem, dims)
             self.session.domains_used.update(ctx.domains)
-            made = {o for n in ctx.new_nodes for o in n.outputs}
-            self.rewritten_outputs.update(made)
-            orphans.update(v for n in match.nodes for v in reads_of(n))
+            for node in ctx.new_nodes:
+                self.rewritten_outputs.update(node.outs)
             self._record(pattern, match, scope, ctx.new_nodes, index, ctx)
         return applied, in_order
 
@@ -410,15 +431,20 @@ class Driver:
         """New nodes placed at ``position`` read only earlier values and are read only later."""
         members = {id(n) for n in match.nodes}
         made: set[str] = set()
+        producers = index.producer
         for node in new_nodes:
-            for value in node.inputs:
-                producer = index.find_producer(value)
-                if value and value not in made and producer is not None and id(producer) not in members \
-                        and producer.position >= position:
+            for value in node.ins:
+                if value and value not in made:
+                    producer = producers.get(value)
+                    if producer is not None and id(producer) not in members and producer.position >= position:
+                        return False
+            made.update(node.outs)
+        consumers = index.consumers
+        for out in match.outputs:
+            for key, reader in (consumers.get(out) or {}).items():
+                if reader.position <= position and key not in members:
                     return False
-            made.update(node.outputs)
-        return all(reader.position > position or id(reader) in members
-                   for out in match.outputs for reader in index.consumers_of(out))
+        return True
 
     def _check_written(self, index: GraphIndex, pattern: Pattern, match: Match, ctx: RewriteContext) -> None:
         """A pattern bug must not reach disk: the match's outputs are produced, each new node

@@ -16,6 +16,21 @@ from .template import TemplateError, match_template, trace
 _CONTEXT_PARAMETERS = ("ctx", "match")
 
 
+_PARAMETERS: dict = {}  # replacement function -> its parameters after ``op``
+
+
+def _parameters(fn: Callable) -> list[str]:
+    """The names a replacement function takes after ``op``; read once per function (reading a
+    signature costs more than writing the node)."""
+    try:
+        found = _PARAMETERS.get(fn)
+    except TypeError:  # an unhashable callable: read it every time
+        return list(inspect.signature(fn).parameters)[1:]
+    if found is None:
+        found = _PARAMETERS[fn] = list(inspect.signature(fn).parameters)[1:]
+    return found
+
+
 def _kebab(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "-", name).lower()
 
@@ -73,7 +88,7 @@ class Pattern:
         produce ``match.outputs``."""
         values = dict(match.values, ctx=ctx, match=match)
         write_replacement(self.replacement, ctx, Match(match.anchor, match.nodes, match.outputs, values),
-                          list(inspect.signature(self.replacement).parameters)[1:])
+                          _parameters(self.replacement))
 
     def custom_ops(self) -> list[CustomOp]:
         """``ops`` and ``kernels`` as one list of CustomOp."""

@@ -80,7 +80,10 @@ def write_replacement(fn: Callable, ctx: RewriteContext, match: Match, parameter
 def _rename(ctx: RewriteContext, old: str, new: str) -> None:
     for node in ctx.new_nodes:
         proto = node.proto
-        proto.output[:] = [new if o == old else o for o in proto.output]
-        proto.input[:] = [new if i == old else i for i in proto.input]
+        if old in proto.output:
+            proto.output[:] = [new if o == old else o for o in proto.output]
+        if old in proto.input:
+            proto.input[:] = [new if i == old else i for i in proto.input]
+        node.forget_io()
     if old in ctx.new_shapes:
         ctx.new_shapes[new] = ctx.new_shapes.pop(old)

@@ -48,6 +48,8 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from ..graph import Node
+from ..graph.node import _DEFAULT_DOMAINS
+from .context import MatchContext
 from .match import Match
 
 COMMUTATIVE = frozenset({
@@ -122,6 +124,17 @@ class _OpNode:
     allow_other_attributes: bool
     allow_other_inputs: bool
     outputs: list = field(default_factory=list)
+    given: int = 0  # inputs, trailing absent ones not counted
+    orders: list = field(default_factory=list)  # the inputs in each order to try (commutative ops: several)
+
+    def __post_init__(self) -> None:
+        self.given = len(_trimmed(self.inputs))
+        n = len(self.inputs)
+        if self.op_type in COMMUTATIVE and not self.domain and 2 <= n <= _MAX_PERMUTED_INPUTS:
+            orders = list(dict.fromkeys(itertools.permutations(range(n))))
+        else:
+            orders = [tuple(range(n))]
+        self.orders = [[self.inputs[k] for k in order] for order in orders]
 
 
 @dataclass
@@ -210,6 +223,11 @@ class _Chain:
     operands: list  # _Value
     interior: list  # _OpNode, the top first
     grouping: Any
+    selective: list = field(default_factory=list)  # operand indexes: ops, then constants, then variables
+
+    def __post_init__(self) -> None:
+        rank = lambda tv: 0 if tv.producer is not None else 1 if tv.var is None else 2 if tv.const else 3  # noqa: E731
+        self.selective = sorted(range(len(self.operands)), key=lambda j: rank(self.operands[j]))
 
 
 def _chains(nodes: list, returned: list) -> dict:
@@ -267,81 +285,149 @@ def _reachable(start: _OpNode) -> set[int]:
 # -- matching ---------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
 class _State:
-    """Bindings so far; copied on every change so backtracking needs no undo."""
+    """Bindings so far: ``values`` (variable name -> value name), ``nodes`` (id of template node
+    -> graph Node), ``used`` (ids of the graph nodes bound), ``notes`` (chains matched in
+    another grouping than the template's, in words). One per match, changed in place: a step
+    binds, goes on, and takes its binding back when what follows fails."""
 
-    values: tuple = ()  # (variable name, value name)
-    nodes: tuple = ()  # (id of template node, graph Node)
-    notes: tuple = ()  # chains matched in another grouping than the template's, in words
+    __slots__ = ("values", "nodes", "used", "notes")
+
+    def __init__(self):
+        self.values: dict[str, str] = {}
+        self.nodes: dict[int, Node] = {}
+        self.used: set[int] = set()
+        self.notes: list[str] = []
 
     def value(self, name: str) -> str | None:
-        return next((v for k, v in self.values if k == name), None)
+        return self.values.get(name)
 
     def node(self, tnode: _OpNode) -> Node | None:
-        return next((n for k, n in self.nodes if k == id(tnode)), None)
+        return self.nodes.get(id(tnode))
 
     def uses(self, node: Node) -> bool:
-        return any(n is node for _, n in self.nodes)
+        return id(node) in self.used
 
 
 class _Matcher:
-    def __init__(self, template: Template, ctx, regroup: bool = True):
+    """Depth-first search over the template from its anchor, in continuation-passing style: a
+    step checks, binds, calls ``k`` (the rest of the match) and returns what it returns, the
+    state once everything matched or None; on None it unbinds and tries its next choice. The
+    choices come in a fixed order (inputs left to right, commutative orders, chain groupings,
+    operand assignments), so the first match found is always the same one."""
+
+    def __init__(self, template: Template, ctx, regroup: bool = True, tracing: bool = False):
         self.template = template
         self.ctx = ctx
+        self.producer = ctx.producer
+        if getattr(type(ctx), "producer", None) is MatchContext.producer:  # the index's own lookup, one call less per step
+            self.producer = ctx._index.producer.get
+        self.constant = ctx.constant
+        self.accepted = _pass_memo(ctx, "_template_accepts")
         self.chains = template.chains if regroup else {}
-        self.best: tuple[int, str] = (-1, "")  # the failure that got furthest, for the tracer
+        self.tracing = tracing  # the trace's words (why it failed, how a chain was regrouped) only then
+        self.state = _State()
+        self.best: tuple[int, Any] = (-1, "")  # the failure that got furthest, for the tracer
 
-    def fail(self, state: _State, reason: str) -> Iterator[_State]:
-        if len(state.nodes) > self.best[0]:
-            self.best = (len(state.nodes), reason)
-        return iter(())
+    def fail(self, reason) -> None:
+        """``reason``: a str, or a function giving one (formatted only when the trace shows it)."""
+        if len(self.state.nodes) > self.best[0]:
+            self.best = (len(self.state.nodes), reason)
+        return None
 
-    def value(self, tv: _Value, value: str, state: _State) -> Iterator[_State]:
-        if tv.var is not None:
-            bound = state.value(tv.var)
+    def reason(self) -> str:
+        reason = self.best[1]
+        return reason() if callable(reason) else reason
+
+    def value(self, tv: _Value, value: str, k: Callable):
+        var = tv.var
+        if var is not None:
+            values = self.state.values
+            bound = values.get(var)
             if bound is not None:
                 if bound != value:
-                    return self.fail(state, f"{tv.var} is {bound!r} in one place and {value!r} in another")
-                return iter((state,))
-            if tv.const is not None and not tv.const.accepts(self.ctx.constant(value)):
-                return self.fail(state, f"{tv.var}: {value!r} is not a constant {tv.const!r}")
-            return iter((_State(state.values + ((tv.var, value),), state.nodes, state.notes),))
+                    return self.fail(lambda: f"{var} is {bound!r} in one place and {value!r} in another")
+                return k()
+            if tv.const is not None and not self.accepts(tv.const, value):
+                return self.fail(lambda: f"{var}: {value!r} is not a constant {tv.const!r}")
+            values[var] = value
+            result = k()
+            if result is None:
+                del values[var]
+            return result
         if tv.producer is None:
-            if not tv.const.accepts(self.ctx.constant(value)):
-                return self.fail(state, f"{value!r} is not a constant {tv.const!r}")
-            return iter((state,))
-        return self.op_output(tv, value, state)
+            if not self.accepts(tv.const, value):
+                return self.fail(lambda: f"{value!r} is not a constant {tv.const!r}")
+            return k()
+        return self.op_output(tv, value, k)
 
-    def op_output(self, tv: _Value, value: str, state: _State) -> Iterator[_State]:
+    def op_output(self, tv: _Value, value: str, k: Callable):
         tnode = tv.producer
-        node = self.ctx.producer(value)
+        node = self.producer(value)
         if node is None:
-            return self.fail(state, f"expected {tnode.op_type} to compute {value!r}, but it is an input or constant")
-        if tv.index >= len(node.outputs) or node.outputs[tv.index] != value:
-            return self.fail(state, f"{value!r} is not output {tv.index} of {node.label}")
-        known = state.node(tnode)
+            return self.fail(lambda: f"expected {tnode.op_type} to compute {value!r}, but it is an input or constant")
+        outputs = node.outs
+        if tv.index >= len(outputs) or outputs[tv.index] != value:
+            return self.fail(lambda: f"{value!r} is not output {tv.index} of {node.label}")
+        state = self.state
+        key = id(tnode)
+        known = state.nodes.get(key)
         if known is not None:
-            return iter((state,)) if known is node else self.fail(state, f"{node.label} is not {known.label}")
-        if state.uses(node):
-            return self.fail(state, f"{node.label} would stand for two template ops")
-        reason = self.node_mismatch(tnode, node)
-        if reason:
-            return self.fail(state, f"{node.label}: {reason}")
-        state = _State(state.values, state.nodes + ((id(tnode), node),), state.notes)
-        chain = self.chains.get(id(tnode))
+            return k() if known is node else self.fail(lambda: f"{node.label} is not {known.label}")
+        if id(node) in state.used:
+            return self.fail(lambda: f"{node.label} would stand for two template ops")
+        actual = self.node_mismatch(tnode, node)
+        if actual is None:
+            return self.fail(lambda: f"{node.label}: {self._mismatch_reason(tnode, node)}")
+        state.nodes[key] = node
+        state.used.add(id(node))
+        chain = self.chains.get(key)
         if chain is not None:
-            return self.chain(chain, node, state)
-        return self.inputs(tnode, node, state)
+            result = self.chain(chain, node, k)
+        else:
+            result = self.inputs(tnode, actual, k)
+        if result is None:
+            del state.nodes[key]
+            state.used.discard(id(node))
+        return result
 
-    def node_mismatch(self, tnode: _OpNode, node: Node) -> str | None:
+    def node_mismatch(self, tnode: _OpNode, node: Node) -> list | None:
+        """The node's inputs when it fits ``tnode`` (op, inputs, outputs, attributes), else None
+        (``_mismatch_reason`` says why)."""
+        proto = node.proto
+        if proto.op_type != tnode.op_type:
+            return None
+        domain = proto.domain
+        if (domain not in _DEFAULT_DOMAINS) if tnode.domain in _DEFAULT_DOMAINS else domain != tnode.domain:
+            return None
+        actual = node.ins
+        n = len(actual)
+        while n and not actual[n - 1]:
+            n -= 1
+        if n > tnode.given and not tnode.allow_other_inputs:
+            return None
+        if len(tnode.outputs) > 1 and len(tnode.outputs) > len(node.outs):
+            return None
+        if tnode.attrs:
+            attrs = node.attrs
+            for key, expected in tnode.attrs.items():
+                actual_value = attrs.get(key, _MISSING)
+                if actual_value is _MISSING:
+                    actual_value = _schema_default(node, key, self.ctx)
+                if not _attr_matches(expected, actual_value):
+                    return None
+        if not tnode.allow_other_attributes and set(node.attrs) - set(tnode.attrs):
+            return None
+        return actual
+
+    def _mismatch_reason(self, tnode: _OpNode, node: Node) -> str:
+        """Why ``node_mismatch`` said no, in words (for the trace)."""
         if not node.is_op(tnode.op_type, tnode.domain):
             want = f"{tnode.domain}::{tnode.op_type}" if tnode.domain else tnode.op_type
             return f"expected {want}"
         actual = _trimmed(node.inputs)
-        given = _trimmed(tnode.inputs)
-        if len(actual) > len(given) and not tnode.allow_other_inputs:
-            return f"has {len(actual)} inputs, the template gives {len(given)}"
+        if len(actual) > tnode.given and not tnode.allow_other_inputs:
+            return f"has {len(actual)} inputs, the template gives {tnode.given}"
         if len(tnode.outputs) > len(node.outputs):
             return f"has {len(node.outputs)} outputs, the template needs {len(tnode.outputs)}"
         for key, expected in tnode.attrs.items():
@@ -350,45 +436,91 @@ class _Matcher:
                 actual_value = _schema_default(node, key, self.ctx)
             if not _attr_matches(expected, actual_value):
                 return f"attribute {key}={_show(actual_value)}, the template wants {_show(expected)}"
-        if not tnode.allow_other_attributes:
-            extra = set(node.attrs) - set(tnode.attrs)
-            if extra:
-                return f"has attribute(s) {sorted(extra)} the template does not allow"
+        extra = set(node.attrs) - set(tnode.attrs)
+        return f"has attribute(s) {sorted(extra)} the template does not allow"
+
+    def inputs(self, tnode: _OpNode, actual: list, k: Callable):
+        """The node's inputs against the template's, in each order the op allows."""
+        if len(actual) < len(tnode.inputs):
+            actual = actual + ("",) * (len(tnode.inputs) - len(actual))
+        for given in tnode.orders:
+            result = self.pairs(given, actual, 0, k)
+            if result is not None:
+                return result
         return None
 
-    def inputs(self, tnode: _OpNode, node: Node, state: _State) -> Iterator[_State]:
-        given = list(tnode.inputs)
-        actual = node.inputs + [""] * max(0, len(given) - len(node.inputs))
+    def pairs(self, given: list, actual: list, i: int, k: Callable):
+        """Template values ``given[i:]`` against the graph's ``actual[i:]``, left to right."""
         n = len(given)
-        orders = [tuple(range(n))]
-        if tnode.op_type in COMMUTATIVE and not tnode.domain and 2 <= n <= _MAX_PERMUTED_INPUTS:
-            orders = list(dict.fromkeys(itertools.permutations(range(n))))
-        for order in orders:
-            yield from self.pairs([(given[k], actual[i]) for i, k in enumerate(order)], state)
+        while i < n:
+            tv, value = given[i], actual[i]
+            if tv is None:
+                if value:
+                    return self.fail(lambda: f"input {value!r} is present where the template has None")
+                i += 1
+                continue
+            if not value:
+                return self.fail(lambda: f"an input the template needs ({tv!r}) is absent")
+            j = i + 1
+            if j == n:
+                return self.value(tv, value, k)
+            return self.value(tv, value, lambda: self.pairs(given, actual, j, k))
+        return k()
 
-    def chain(self, chain: _Chain, node: Node, state: _State) -> Iterator[_State]:
+    def chain(self, chain: _Chain, node: Node, k: Callable):
         """The graph's chain at ``node`` cut into as many operands as the template's, in every
         grouping, each operand matched to a template operand in every order. Groupings that
         take no product something else reads come first (one that does is the engine's to
         refuse, with the reader named)."""
         m = len(chain.operands)
+        inputs = node.ins
         cuts = []
-        for left, right in itertools.product(self._splits(node.inputs[0], chain.op_type, m - 1),
-                                             self._splits(node.inputs[1], chain.op_type, m - 1)):
+        for left, right in itertools.product(self._splits(inputs[0], chain.op_type, m - 1),
+                                             self._splits(inputs[1], chain.op_type, m - 1)):
             if len(left[0]) + len(right[0]) == m:
                 nodes = [node] + left[1] + right[1]
-                shared = sum(self._shared(n.outputs[0]) for n in nodes[1:])
+                shared = sum(self._shared(n.outs[0]) for n in nodes[1:])
                 cuts.append((shared, left[0] + right[0], nodes, (left[2], right[2])))
         if not cuts:
-            self.fail(state, f"{node.label}: its {chain.op_type} chain has no grouping into {m} operands")
-        for _, values, nodes, tree in sorted(cuts, key=lambda cut: cut[0]):
-            if any(state.uses(n) for n in nodes[1:]):
+            return self.fail(lambda: f"{node.label}: its {chain.op_type} chain has no grouping into {m} operands")
+        if len(cuts) > 1:
+            cuts.sort(key=lambda cut: cut[0])
+        state = self.state
+        for _, values, nodes, tree in cuts:
+            if any(id(n) in state.used for n in nodes[1:]):
                 continue
-            inner = state.nodes + tuple((id(t), n) for t, n in zip(chain.interior[1:], nodes[1:]))
-            start = _State(state.values, inner, state.notes)
-            for assigned, done in self._assign(chain.operands, values, start):
-                note = self._regrouped(chain, tree, values, assigned)
-                yield done if note is None else _State(done.values, done.nodes, done.notes + (note,))
+            # Which graph operands each template operand could take at all, whatever is bound
+            # (a bit per graph operand): a grouping no one-to-one assignment fits is skipped
+            # without matching into any operand, and so is every assignment that leaves an
+            # operand nothing it could take. Only what cannot match is skipped, so the first
+            # match found is the same; the trace (the furthest failure) sees every attempt.
+            could = None if self.tracing else self._coulds(chain, values)
+            if could is not None and not _assignable(could, 0, 0):
+                continue
+            inner = list(zip(chain.interior[1:], nodes[1:]))
+            for tnode, graph_node in inner:
+                state.nodes[id(tnode)] = graph_node
+                state.used.add(id(graph_node))
+            result = self.assign(chain.operands, values, (), 0, could,
+                                 lambda taken: self._grouped(chain, tree, values, taken, k))
+            if result is not None:
+                return result
+            for tnode, graph_node in inner:
+                del state.nodes[id(tnode)]
+                state.used.discard(id(graph_node))
+        return None
+
+    def _grouped(self, chain: _Chain, tree, values: list[str], taken: tuple, k: Callable):
+        """A chain matched: note its grouping when the trace shows it, and go on."""
+        note = self._regrouped(chain, tree, values, taken) if self.tracing else None
+        if note is None:
+            return k()
+        notes = self.state.notes
+        notes.append(note)
+        result = k()
+        if result is None:
+            notes.pop()
+        return result
 
     def _shared(self, value: str) -> bool:
         return self.ctx.is_graph_output(value) or len(self.ctx.consumers(value)) != 1
@@ -398,26 +530,77 @@ class _Matcher:
         computes it) as the operands of that node, recursively; each (values, nodes, tree), at
         most ``most`` values."""
         options = [([value], [], 0)]
-        node = self.ctx.producer(value)
-        if most < 2 or node is None or not node.is_op(op_type) or len(node.inputs) != 2 or not all(node.inputs):
+        node = self.producer(value)
+        if most < 2 or node is None or not node.is_op(op_type):
             return options
-        for left in self._splits(node.inputs[0], op_type, most - 1):
-            for right in self._splits(node.inputs[1], op_type, most - len(left[0])):
+        inputs = node.ins
+        if len(inputs) != 2 or not inputs[0] or not inputs[1]:
+            return options
+        for left in self._splits(inputs[0], op_type, most - 1):
+            for right in self._splits(inputs[1], op_type, most - len(left[0])):
                 options.append((left[0] + right[0], [node] + left[1] + right[1], (left[2], right[2])))
         return options
 
-    def _assign(self, operands: list, values: list[str], state: _State, taken: tuple = ()):
-        """Every matching of the template operands to the graph's, one to one: (the graph
-        operand each template operand took, the state)."""
-        if len(taken) == len(operands):
-            yield taken, state
-            return
-        tv = operands[len(taken)]
+    def assign(self, operands: list, values: list[str], taken: tuple, mask: int, could: list | None,
+               k: Callable):
+        """The template operands matched to the graph's one to one, every way in turn; ``k``
+        gets the graph operand each template operand took (``taken``; ``mask``: the same as
+        bits). ``could``: for each template operand, the graph operands it could take, as bits
+        (None: try every one)."""
+        j = len(taken)
+        if j == len(operands):
+            return k(taken)
+        tv = operands[j]
         for i, value in enumerate(values):
-            if i in taken:
+            bit = 1 << i
+            if mask & bit:
                 continue
-            for next_state in self.value(tv, value, state):
-                yield from self._assign(operands, values, next_state, taken + (i,))
+            if could is not None and (not could[j] & bit or not _assignable(could, j + 1, mask | bit)):
+                continue
+            result = self.value(tv, value, lambda: self.assign(operands, values, taken + (i,), mask | bit, could, k))
+            if result is not None:
+                return result
+        return None
+
+    def _coulds(self, chain: _Chain, values: list[str]) -> list[int]:
+        """``_could`` for every template operand of ``chain``, the cheapest and most selective
+        first (ops: a producer's type; then constants, which may fold): all zero as soon as one
+        operand could take nothing."""
+        could = [0] * len(chain.operands)
+        for j in chain.selective:
+            could[j] = self._could(chain.operands[j], values)
+            if not could[j]:
+                return [0] * len(could)
+        return could
+
+    def _could(self, tv: _Value, values: list[str]) -> int:
+        """The graph operands (bit i: ``values[i]``) template operand ``tv`` could take in some
+        state: ``value`` would fail on the others whatever is bound."""
+        if tv.var is not None and tv.const is None:
+            return (1 << len(values)) - 1
+        found = 0
+        for i, value in enumerate(values):
+            if tv.producer is None:  # a constant, named (x=Const(...)) or not
+                if self.accepts(tv.const, value):
+                    found |= 1 << i
+                continue
+            node = self.producer(value)
+            if node is None:
+                continue
+            outputs = node.outs
+            if tv.index < len(outputs) and outputs[tv.index] == value and self.node_mismatch(tv.producer, node) is not None:
+                found |= 1 << i
+        return found
+
+    def accepts(self, const: Const, value: str) -> bool:
+        """``const.accepts(ctx.constant(value))``, remembered for the pass (a value's constant
+        does not change while matching; a model's few shared constants are asked thousands of
+        times)."""
+        key = (id(const), value)
+        known = self.accepted.get(key)
+        if known is None:
+            known = self.accepted[key] = const.accepts(self.constant(value))
+        return known
 
     @staticmethod
     def _regrouped(chain: _Chain, tree, values: list[str], assigned: tuple) -> str | None:
@@ -441,22 +624,19 @@ class _Matcher:
         show = lambda t: _show_tree(t, lambda k: _label(chain.operands[k]), sign)  # noqa: E731
         return f"{chain.op_type} chain matched as {show(mapped)} (the template groups it {show(chain.grouping)})"
 
-    def pairs(self, pairs: list, state: _State) -> Iterator[_State]:
-        if not pairs:
-            yield state
-            return
-        (tv, value), rest = pairs[0], pairs[1:]
-        if tv is None:
-            if value:
-                self.fail(state, f"input {value!r} is present where the template has None")
-                return
-            yield from self.pairs(rest, state)
-            return
-        if not value:
-            self.fail(state, f"an input the template needs ({tv!r}) is absent")
-            return
-        for next_state in self.value(tv, value, state):
-            yield from self.pairs(rest, next_state)
+
+def _assignable(could: list, j: int, mask: int) -> bool:
+    """Whether template operands ``j`` on can each take a graph operand of their own from
+    ``could`` (bits), those in ``mask`` being taken (six operands at most: small)."""
+    if j == len(could):
+        return True
+    free = could[j] & ~mask
+    while free:
+        bit = free & -free
+        if _assignable(could, j + 1, mask | bit):
+            return True
+        free ^= bit
+    return False
 
 
 def _label(tv: _Value) -> str:
@@ -548,13 +728,33 @@ def _show(value: Any) -> str:
 # -- entry point -------------------------------------------------------------------------------
 
 
+def _pass_memo(ctx, name: str) -> dict:
+    """A dict kept on a MatchContext (one per pass, over a graph that does not change while it
+    lasts); a fresh one for any other context."""
+    if not isinstance(ctx, MatchContext):
+        return {}
+    memo = ctx.__dict__.get(name)
+    if memo is None:
+        memo = ctx.__dict__[name] = {}
+    return memo
+
+
 def _tracer(ctx) -> Callable[[str], None] | None:
+    # Asked once per context (a pass), not per anchor: reading the environment costs more than
+    # matching a small template.
+    cached = getattr(ctx, "_template_tracer", _MISSING) if isinstance(ctx, MatchContext) else _MISSING
+    if cached is not _MISSING:
+        return cached
     option = ctx.options.get("trace") if ctx is not None and hasattr(ctx, "options") else None
     if isinstance(option, list):
-        return option.append
-    if option or os.environ.get("SURGEON_TRACE", "") not in ("", "0"):
-        return lambda line: print(line, file=sys.stderr)
-    return None
+        found = option.append
+    elif option or os.environ.get("SURGEON_TRACE", "") not in ("", "0"):
+        found = lambda line: print(line, file=sys.stderr)  # noqa: E731
+    else:
+        found = None
+    if isinstance(ctx, MatchContext):
+        ctx._template_tracer = found
+    return found
 
 
 def match_template(pattern, ctx, node: Node) -> Match | None:
@@ -569,19 +769,21 @@ def match_template(pattern, ctx, node: Node) -> Match | None:
     if not node.is_op(anchor.op_type, anchor.domain):
         return None
     first = template.outputs[0]
-    matcher = _Matcher(template, ctx, getattr(pattern, "regroup", True))
-    state = None
-    if first.index < len(node.outputs) and node.outputs[first.index]:
-        state = next(iter(matcher.value(first, node.outputs[first.index], _State())), None)
-    else:
-        matcher.fail(_State(), f"has no output {first.index}")
     log = _tracer(ctx)
-    name = getattr(pattern, "name", getattr(fn, "__name__", "template"))
+    matcher = _Matcher(template, ctx, getattr(pattern, "regroup", True), tracing=log is not None)
+    state = None
+    outputs = node.outs
+    if first.index < len(outputs) and outputs[first.index]:
+        state = matcher.value(first, outputs[first.index], lambda: matcher.state)
+    else:
+        matcher.fail(f"has no output {first.index}")
     if state is None:
         if log is not None:
-            log(f"[trace] {name}: {node.label}: template did not match: {matcher.best[1]}")
+            name = getattr(pattern, "name", getattr(fn, "__name__", "template"))
+            log(f"[trace] {name}: {node.label}: template did not match: {matcher.reason()}")
         return None
     if log is not None:
+        name = getattr(pattern, "name", getattr(fn, "__name__", "template"))
         for note in state.notes:
             log(f"[trace] {name}: {node.label}: matched; {note}")
     return _to_match(template, state, node)
@@ -598,7 +800,7 @@ def _to_match(template: Template, state: _State, anchor: Node) -> Match:
             values[tnode.name] = graph_node
         for tv in tnode.outputs:
             if tv.name:
-                values[tv.name] = graph_node.outputs[tv.index]
-    outputs = [by_tnode[id(v.producer)].outputs[v.index] for v in template.outputs]
+                values[tv.name] = graph_node.outs[tv.index]
+    outputs = [by_tnode[id(v.producer)].outs[v.index] for v in template.outputs]
     nodes = sorted(by_tnode.values(), key=lambda n: n.position)
     return Match(anchor=anchor, nodes=nodes, outputs=outputs, values=values)
