@@ -29,7 +29,7 @@ def measured_dims(proto: ModelProto, names: list[str]) -> dict[str, tuple]:
         return {}
     symbols = _symbols(model)
     runs = []
-    for base in (_FIRST, _SECOND):
+    for base in _bases(model, symbols):
         sizes = {s: base + _STEP * i for i, s in enumerate(symbols)}
         shapes = _run(model, wanted, sizes)
         if shapes is None:
@@ -45,6 +45,23 @@ def measured_dims(proto: ModelProto, names: list[str]) -> dict[str, tuple]:
         found[name] = tuple(int(x) if x == y else by_pair.get((x, y), f"{name}__d{axis}")
                             for axis, (x, y) in enumerate(zip(a, b)))
     return found
+
+
+def _bases(model: ModelProto, symbols: list[str]) -> tuple[int, int]:
+    """The two runs' first sizes: 32 and 48, halved while an input would hold more than a
+    probe ever feeds at the second (a 3-D volume of five dynamic dims at 48 holds 30M)."""
+    from .extract import MAX_VALUE
+
+    first, second = _FIRST, _SECOND
+    while first > 4:
+        sizes = {s: second + _STEP * i for i, s in enumerate(symbols)}
+        largest = max((np.prod([d.dim_value if d.HasField("dim_value") else sizes[d.dim_param or f"{vi.name}__d{a}"]
+                                for a, d in enumerate(vi.type.tensor_type.shape.dim)], dtype=np.float64)
+                       for vi in model.graph.input), default=0.0)
+        if largest <= MAX_VALUE:
+            break
+        first, second = first // 2, second // 2
+    return first, second
 
 
 def _symbols(model: ModelProto) -> list[str]:
