@@ -176,7 +176,9 @@ def cut_grid(ctx: MatchContext, grid: str, image: str, pattern_name: str, past=f
         if grid_op is not None:
             walk.take(node)
             known.append(grid_op)
-            if grid_op.theta in past:
+            # a grid op's theta built from sizes and constants (an identity expanded to the
+            # batch) is part of the grid's computation, as any such matrix is
+            if grid_op.theta in past or (ctx.producer(grid_op.theta) is not None and _shape_only(ctx, grid_op.theta)):
                 walk.into([grid_op.theta])
             else:
                 candidates[grid_op.theta] = None

@@ -32,7 +32,8 @@ from .cut import Cut, theta_layout
 from .dims import DimPlan, Symbols
 from .prove import DoesNotRun, GridProof, prove_grid, unread
 from .region import ProbeFailed, Region
-from .reparam import fit_items, fit_map
+from .reparam import ThetaMap, fit_items, fit_map
+from .scaling import measure
 from .sources import FixedSource, MapSource, PlainSource
 from .thetas import KIND_COUNT
 from .verdict import Failure, Outcome, Verdict, stale_grid_type
@@ -92,7 +93,7 @@ class Identifier:
             stale = stale_grid_type(self.ctx.dtype(self.cut.grid), grid.dtype)
             if stale:
                 return Failure(stale, ran=True)
-            expected = self.source.expected(thetas)
+            expected = self.source.expected(thetas, assign)
             if expected.shape[0] not in (1, grid.shape[0]):
                 return Failure(f"the grid's batch {grid.shape[0]} is neither theta's ({expected.shape[0]}) "
                                "nor a broadcast of it", ran=True, grid_batch=grid.shape[0])
@@ -186,9 +187,7 @@ class Identifier:
             theta = fit_items(grid, ac, self.tol)
             if theta is None:
                 continue
-            atol, rtol = self.tol
-            same = np.all(np.abs(theta - theta[:1]) <= atol + rtol * np.abs(theta[:1]))
-            self.source = FixedSource(theta[:1] if same else theta)
+            self.source = FixedSource(_collapsed(theta, self.tol))
             self.acs = (ac,)
             return None
         return Failure("the grid reads no theta and is not affine_grid(theta) for any theta", ran=True)
@@ -196,6 +195,14 @@ class Identifier:
     def _find_map(self, base: dict) -> bool:
         """Whether the grid is affine_grid(A(theta)) for one affine map A of theta's
         coefficients, fitted over more probe thetas than it has unknowns."""
+        for ac in self.acs:
+            found = self._fit_map(base, ac)
+            if found is not None:
+                self.source, self.acs = MapSource(self.layout, found), (ac,)
+                return True
+        return False
+
+    def _fit_map(self, base: dict, ac: int) -> ThetaMap | None:
         needed = self.layout.rows * self.layout.cols + 4
         count = self.theta_count(base)
         runs = []
@@ -204,28 +211,67 @@ class Identifier:
             try:
                 grid = self.region.run(base, thetas).grid
             except ProbeFailed:
-                return False
+                return None
             if grid.ndim != self.k + 2 or grid.shape[-1] != self.k or (grid.shape[0] != count and count != 1):
-                return False
+                return None
             runs.append((grid, thetas))
-        for ac in self.acs:
-            sources, targets = [], []
-            for grid, thetas in runs:
-                fitted = fit_items(grid, ac, self.tol)
-                if fitted is None:
-                    break
-                if grid.shape[0] != thetas.shape[0]:  # one theta broadcast: every item the same
-                    if not np.allclose(fitted, fitted[:1], atol=self.tol[0] * 10):
-                        break
-                    fitted = fitted[:1]
-                sources += list(thetas.reshape(thetas.shape[0], -1))
-                targets += list(fitted.reshape(fitted.shape[0], -1))
-            else:
-                found = fit_map(np.array(sources), np.array(targets), self.tol)
-                if found is not None:
-                    self.source, self.acs = MapSource(self.layout, found), (ac,)
-                    return True
-        return False
+        sources, targets = [], []
+        for grid, thetas in runs:
+            fitted = fit_items(grid, ac, self.tol)
+            if fitted is None:
+                return None
+            if grid.shape[0] != thetas.shape[0]:  # one theta broadcast: every item the same
+                if not np.allclose(fitted, fitted[:1], atol=self.tol[0] * 10):
+                    return None
+                fitted = fitted[:1]
+            sources += list(thetas.reshape(thetas.shape[0], -1))
+            targets += list(fitted.reshape(fitted.shape[0], -1))
+        return fit_map(np.array(sources), np.array(targets), self.tol)
+
+    # -- coefficients that follow the dims (scaling.py) -------------------------------------------
+
+    def _coefficients_at(self, assign: dict, ac: int) -> np.ndarray | None:
+        """The fitted theta's (or map's) coefficients at these dims, flat, or None."""
+        if self.mode == "map":
+            found = self._fit_map(assign, ac)
+            return None if found is None else MapSource(self.layout, found).coefficients()
+        try:
+            grid = self.region.run(assign, None).grid
+        except ProbeFailed:
+            return None
+        theta = fit_items(grid, ac, self.tol) if grid.ndim == self.k + 2 and grid.shape[-1] == self.k else None
+        if theta is None:
+            return None
+        theta = _collapsed(theta, self.tol)
+        return theta.reshape(-1) if theta.shape == self.source.theta.shape else None
+
+    def follow_dims(self, base: dict, ac: int) -> None:
+        """Let the fitted theta (or map) follow the dims where its coefficients do."""
+        if self.mode == "plain" or self.source.scaling is not None:
+            return
+        found = measure(lambda assign: self._coefficients_at(assign, ac), self.dims, base, self.tol[1])
+        if found is None:
+            return
+        if self.mode == "map":
+            self.source = MapSource(self.layout, self.source.theta_map, found)
+        else:
+            self.source = FixedSource(self.source.theta, found)
+
+    def all_varied(self, base: dict, ac: int) -> Failure | None:
+        """With coefficients following the dims: every group varied at once (each was varied
+        alone before), so a sum of powers is not taken for their product."""
+        if self.mode == "plain" or self.source.scaling is None:
+            return None
+        assign = dict(base)
+        used = set(base.values())
+        for g in range(len(self.dims.groups)):
+            if set(self.dims.groups[g]) & self.dims.batch_like:
+                continue
+            value = self.dims.fresh(g, used | {self.dims.far(base)})
+            used.add(value)
+            assign = self.dims.with_value(assign, g, value)
+        result = self.check(assign, (ac,), salt=7)
+        return result if isinstance(result, Failure) else None
 
     # -- the whole identification ----------------------------------------------------------------
 
@@ -259,4 +305,18 @@ class Identifier:
             outcome = self.check(base, (ac,), salt=0)
             if not isinstance(outcome, Outcome):
                 return Refusal(outcome.reason)
-        return conclude(self, base, outcome, ac)
+        self.follow_dims(base, ac)
+        verdict = conclude(self, base, outcome, ac)
+        if isinstance(verdict, Verdict):
+            failed = self.all_varied(base, ac)
+            if failed is not None:
+                return Refusal(f"the grid's coefficients follow the dims, but not as one power of each: {failed.reason}")
+            verdict.theta_scaling = self.source.scaling
+        return verdict
+
+
+def _collapsed(theta: np.ndarray, tol) -> np.ndarray:
+    """One theta for every item when all items fit the same one."""
+    atol, rtol = tol
+    same = np.all(np.abs(theta - theta[:1]) <= atol + rtol * np.abs(theta[:1]))
+    return theta[:1] if same else theta

@@ -14,7 +14,7 @@ from surgeon_ops.tensorrt import profile as tensorrt_profile
 from .dims import Symbols
 from .recognise import Recognition
 from .samplers import Sampler
-from .verdict import Computed, Static, Verdict, stale_grid_type
+from .verdict import Computed, Follows, Static, Verdict, stale_grid_type
 from .pieces import Const, DimOf, ElemOf, Piece
 from .write import Plan
 
@@ -143,7 +143,9 @@ def _plan(ctx: MatchContext, sampler: Sampler, found: Recognition, target: str, 
         out_dims=out_dims, rewrite_sampler=form == "grid" and sampler.kind == "aten",
         sampler_align_corners=sampler.align_corners, opset=ctx.opset("") or 0, warnings=warnings,
         theta_value=verdict.theta_value, size_value=size_value if verdict.size_exact else None,
-        theta_map=verdict.theta_map, size_one=dict(verdict.size_one),
+        theta_map=verdict.theta_map, size_one=dict(verdict.size_one), theta_scaling=verdict.theta_scaling,
+        scaling_pieces=[_piece(symbols, Follows(rep), None, 0) for rep in verdict.theta_scaling.reps]
+        if verdict.theta_scaling is not None else [],
         profile=TENSORRT if target == TENSORRT else None,
     )
 

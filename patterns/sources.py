@@ -7,12 +7,14 @@ from __future__ import annotations
 import numpy as np
 
 from .reparam import ThetaMap
+from .scaling import DimScaling
 from .thetas import probe_thetas
 from .cut import ThetaLayout
 
 
 class PlainSource:
     fed = True
+    scaling: DimScaling | None = None  # theta as fed: no coefficient of its own to follow dims
 
     def __init__(self, layout: ThetaLayout):
         self.layout = layout
@@ -20,17 +22,25 @@ class PlainSource:
     def thetas(self, count: int, start: int, salt: int) -> tuple[np.ndarray, list[str]]:
         return probe_thetas(count, self.layout.rows, self.layout.cols, self.layout.k, start, salt)
 
-    def expected(self, theta: np.ndarray) -> np.ndarray:
+    def expected(self, theta: np.ndarray, assign: dict) -> np.ndarray:
         return theta.reshape(theta.shape[0], self.layout.rows, self.layout.cols)[:, :self.layout.k, :]
 
 
 class MapSource(PlainSource):
-    def __init__(self, layout: ThetaLayout, theta_map: ThetaMap):
+    def __init__(self, layout: ThetaLayout, theta_map: ThetaMap, scaling: DimScaling | None = None):
         super().__init__(layout)
-        self.theta_map = theta_map
+        self.theta_map, self.scaling = theta_map, scaling
 
-    def expected(self, theta: np.ndarray) -> np.ndarray:
-        return self.theta_map.apply(theta, self.layout.k)
+    def coefficients(self) -> np.ndarray:
+        return np.concatenate([self.theta_map.weight.reshape(-1), self.theta_map.bias.reshape(-1)])
+
+    def expected(self, theta: np.ndarray, assign: dict) -> np.ndarray:
+        theta_map = self.theta_map
+        if self.scaling is not None:
+            flat = self.coefficients() * self.scaling.factor(assign)
+            weight = flat[:theta_map.weight.size].reshape(theta_map.weight.shape)
+            theta_map = ThetaMap(weight, flat[theta_map.weight.size:])
+        return theta_map.apply(theta, self.layout.k)
 
 
 class FixedSource:
@@ -38,11 +48,17 @@ class FixedSource:
 
     fed = False
 
-    def __init__(self, theta: np.ndarray):
+    def __init__(self, theta: np.ndarray, scaling: DimScaling | None = None):
         self.theta = theta  # [1 or N, k, k+1], float64
+        self.scaling = scaling
 
     def thetas(self, count: int, start: int, salt: int):
         return None, None
 
-    def expected(self, theta) -> np.ndarray:
-        return self.theta
+    def coefficients(self) -> np.ndarray:
+        return self.theta.reshape(-1)
+
+    def expected(self, theta, assign: dict) -> np.ndarray:
+        if self.scaling is None:
+            return self.theta
+        return self.theta * self.scaling.factor(assign).reshape(self.theta.shape)

@@ -1,7 +1,8 @@
 """Finding dims the region runs at, and keeping only ties it needs: classes tied by what the
 sampler and the grid ops need equal, then by equal declared symbols (a hint, never a fact: a
-tie is split again when the region accepts it), then sizes found in the region's constants, and
-the batch at 1 (a model traced at batch 1 whose size tensor holds that 1)."""
+tie is split again when the region accepts it, unless the model's own ops make the two dims
+one), then sizes found in the region's constants, and the batch at 1 (a model traced at batch
+1 whose size tensor holds that 1)."""
 
 from __future__ import annotations
 
@@ -105,6 +106,8 @@ def split(ident, base: dict, ac: int) -> dict | Refusal:
         changed = False
         for g, members in enumerate(plan.groups):
             for c in members[1:] if len(members) > 1 else ():
+                if _enforced(ident.ctx, sym, members[0], c):
+                    continue  # the model's own ops make them one dim: no run has them apart
                 trial = dict(base)
                 trial[c] = plan.fresh(g, set(base.values()))
                 result = ident.check(trial, (ac,), salt=5)
@@ -120,6 +123,12 @@ def split(ident, base: dict, ac: int) -> dict | Refusal:
             if changed:
                 break
     return base
+
+
+def _enforced(ctx, sym, first: int, other: int) -> bool:
+    """Whether the graph's ops make two shape dims one (``ctx.same_dim``)."""
+    a, b = sym.classes[first], sym.classes[other]
+    return a.kind == b.kind == "shape" and ctx.same_dim(a.value, a.axis, b.value, b.axis)
 
 
 def _merge(groups: list[list[int]], members: list[int]) -> list[list[int]]:

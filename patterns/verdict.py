@@ -46,6 +46,7 @@ class Verdict:
     size_exact: bool = False  # that tensor is exactly [N, C, *spatial] of the sampler
     theta_map: ThetaMap | None = None  # the grid is affine_grid(map(theta)), not affine_grid(theta)
     theta_value: np.ndarray | None = None  # the grid reads no theta: this one was fitted
+    theta_scaling: object = None  # scaling.DimScaling: the fitted theta's or map's coefficients follow dims
     precision: str = "single"  # the lowest float precision the region computes in
     grid_dtype: np.dtype | None = None  # the grid's type as computed (declared types may be stale)
     notes: list = field(default_factory=list)  # warnings for the report

@@ -17,7 +17,9 @@ from .cut import ThetaLayout
 from .grid_ops import CUSTOM_DOMAIN
 from .pieces import Const, DimOf, Piece
 from .reparam import ThetaMap
+from .monomials import scaled_coefficients
 from .samplers import onnx_mode_name
+from .scaling import DimScaling
 
 
 @dataclass
@@ -44,6 +46,8 @@ class Plan:
     theta_value: np.ndarray | None = None  # theta fitted to a constant grid: written as a constant
     size_value: str | None = None  # the model's own size tensor, when the dims are computed from inputs
     theta_map: ThetaMap | None = None  # applied to theta first: the grid was affine_grid(map(theta))
+    theta_scaling: DimScaling | None = None  # theta_value's or theta_map's coefficients follow these dims
+    scaling_pieces: list = field(default_factory=list)  # where each of theta_scaling's dims is read
     size_one: dict = field(default_factory=dict)  # output dim -> the original's size-1 coordinate (not 0)
     opset: int = 20
     warnings: list[str] = field(default_factory=list)
@@ -53,7 +57,7 @@ class Plan:
 
     def reads(self) -> list[str]:
         """Values of the model the rewrite reads besides the image and theta."""
-        pieces = [self.batch, self.channels, *self.spatial]
+        pieces = [self.batch, self.channels, *self.spatial, *self.scaling_pieces]
         return [p.value for p in pieces if not isinstance(p, Const)] + ([self.size_value] if self.size_value else [])
 
     @property
@@ -127,7 +131,13 @@ class Writer:
         p, rows = self.plan, self.plan.k
         if p.theta_value is not None:
             dtype = helper.tensor_dtype_to_np_dtype(p.elem_type)
-            t = self.ctx.add_constant(p.theta_value.astype(dtype), "theta_fitted")
+            if p.theta_scaling is not None:
+                flat = scaled_coefficients(self, p.theta_value, p.theta_scaling, p.scaling_pieces, p.elem_type,
+                                           np.arange(p.theta_value.size), "theta_fitted")
+                t = self._node("Reshape", [flat, self._const(list(p.theta_value.shape), "theta_fitted_shape")],
+                               "theta_fitted", p.elem_type, list(p.theta_value.shape))
+            else:
+                t = self.ctx.add_constant(p.theta_value.astype(dtype), "theta_fitted")
             if p.size_one:
                 t = compensate(self, t, p.elem_type, p.theta_value.shape[0])
             return self._expand(t, p.elem_type) if p.broadcast is not None else t
@@ -162,16 +172,28 @@ class Writer:
         layout, q = p.layout, p.k * (p.k + 1)
         flat = self._node("Reshape", [theta, self._const([-1, layout.rows * layout.cols], "theta_flat")],
                           "theta_flat", elem, [batch, layout.rows * layout.cols])
-        weight = p.theta_map.weight
+        weight, bias = p.theta_map.weight, p.theta_map.bias
+        rows = np.arange(weight.shape[0]) if p.read_columns is None else np.array(p.read_columns)
         if p.read_columns is not None:  # only what the original reads: 0 * inf elsewhere would be NaN
             flat = self._node("Gather", [flat, self._const(p.read_columns, "theta_read")], "theta_read", elem,
                               [batch, len(p.read_columns)], axis_i=1)
-            weight = weight[p.read_columns]
-        weight = self.ctx.add_constant(weight.astype(dtype), "theta_map_weight")
-        out = self._node("MatMul", [flat, weight], "theta_mapped", elem, [batch, q])
-        if np.any(p.theta_map.bias):
-            bias = self.ctx.add_constant(p.theta_map.bias.astype(dtype), "theta_map_bias")
+        if p.theta_scaling is not None:  # coefficients that follow the dims, computed at run time
+            coefficients, size = np.concatenate([weight.reshape(-1), bias.reshape(-1)]), weight.size
+            select = (rows[:, None] * q + np.arange(q)[None, :]).reshape(-1)
+            scaled = scaled_coefficients(self, coefficients, p.theta_scaling, p.scaling_pieces, elem, select,
+                                         "theta_map_weight")
+            weight = self._node("Reshape", [scaled, self._const([len(rows), q], "theta_map_shape")],
+                                "theta_map_weight", elem, [len(rows), q])
+            bias = scaled_coefficients(self, coefficients, p.theta_scaling, p.scaling_pieces, elem,
+                                       size + np.arange(q), "theta_map_bias")
+            out = self._node("MatMul", [flat, weight], "theta_mapped", elem, [batch, q])
             out = self._node("Add", [out, bias], "theta_mapped", elem, [batch, q])
+        else:
+            weight = self.ctx.add_constant(weight[rows].astype(dtype), "theta_map_weight")
+            out = self._node("MatMul", [flat, weight], "theta_mapped", elem, [batch, q])
+            if np.any(bias):
+                bias = self.ctx.add_constant(bias.astype(dtype), "theta_map_bias")
+                out = self._node("Add", [out, bias], "theta_mapped", elem, [batch, q])
         return self._node("Reshape", [out, self._const([-1, p.k, p.k + 1], "theta_matrix")], "theta_matrix",
                           elem, [batch, p.k, p.k + 1])
 

@@ -12,6 +12,7 @@ from onnx import AttributeProto, NodeProto, helper, numpy_helper
 
 from ..attrs import make_attributes
 from ..graph import GraphIndex, Node
+from ..graph.dimsource import DimSources
 from ..graph.extract import RegionEvaluator, Slice, backward_slice
 from ..graph.fold import ConstantFolder
 from ..shapes import ShapeTable
@@ -73,6 +74,13 @@ class MatchContext:
         """ONNX element type (``onnx.TensorProto.FLOAT`` ...) of ``value``, when known."""
         info = self._session.shapes.get(value)
         return info[0] if info and info[0] else None
+
+    def same_dim(self, a: str, axis_a: int, b: str, axis_b: int) -> bool:
+        """Whether dim ``axis_a`` of ``a`` equals dim ``axis_b`` of ``b`` in every run the model
+        completes, proved by the ops between them (a Reshape to another value's ``Shape``
+        entries or to 0, shape-keeping ops, Transpose), never by declared names."""
+        sources = DimSources(self.producer, self.constant, self.shape)
+        return sources.same_dim(a, axis_a, b, axis_b)
 
     def backward_slice(self, outputs: Sequence[str], stop_at: Sequence[str] = ()) -> Slice:
         """The nodes computing ``outputs``, walking back to ``stop_at``, inputs and constants."""

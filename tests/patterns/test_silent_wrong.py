@@ -8,7 +8,7 @@ import pytest
 from surgeon_ops.draws import draw_theta
 from surgeon_patterns.thetas import KIND_COUNT, probe_thetas
 
-from .builders import native_pair
+from .builders import G, native_pair
 from .graphs import op_counts
 from .helpers import fuse_alone, refusal_reasons
 from .runner import ort_run, run_split
@@ -126,8 +126,22 @@ def test_names_never_merge_probe_classes():
 
 # -- a theta that depends on more than theta -----------------------------------------------------
 
-def test_shift_by_a_dynamic_dim_is_refused():
-    result = fuse_alone(shifted_by("width"))
+def test_shift_by_a_power_of_a_dynamic_dim_follows_it():
+    # grid + [1/W, 0] is affine_grid of theta with 1/W added to its x translation: the rewrite
+    # computes 1/W from x's shape at run time (patterns/scaling.py), equal at every width.
+    model = shifted_by("width")
+    result = fuse_alone(model)
+    counts = op_counts(result.model)
+    assert counts["custom.ops::FusedGridSample"] == 1 and counts["Reciprocal"] == 1, result.report.summary()
+    for width in (12, 5, 37, 1):
+        feeds = signed_inputs([2, 3, 16, width], [2, 2, 3])
+        assert_warp_outputs(run_split(result.model, feeds)[0], ort_run(model, feeds)[0], feeds, what=f"W={width}")
+
+
+@pytest.mark.parametrize("what", ["width+1", "width+square"])
+def test_shift_by_other_functions_of_a_dynamic_dim_is_refused(what):
+    # 1/(W + 1) and 1/W + 1/W^2 change with W, but not as one power of it
+    result = fuse_alone(shifted_by(what))
     assert not result.report.rewrites
     assert "depends on W (x[3])" in refusal_reasons(result), refusal_reasons(result)
 
@@ -144,3 +158,35 @@ def test_shift_by_the_item_index_is_refused():
     result = fuse_alone(shifted_by("item"))
     assert not result.report.rewrites
     assert "not affine_grid" in refusal_reasons(result), refusal_reasons(result)
+
+
+def wrapped_theta_beside_an_identity_grid():
+    """theta' = fmod(theta + 30, 60) - 30 into AffineGrid, added to an identity grid (an
+    AffineGrid of an identity expanded to the batch) and that identity taken off again: the
+    displacement form. The identity's matrix is built from sizes and constants: part of the
+    grid's computation, so the cut is theta' itself, not the tensor before the Sub (a map fitted
+    there holds -30 only to float32's rounding at 30, and is off by 1e-5 where theta' is near 0)."""
+    g = G()
+    x = g.input("x", ["N", 3, 16, 12])
+    shape = g.op("Shape", x)
+    theta = g.op("Sub", g.op("Mod", g.op("Add", g.input("theta", ["N", 2, 3]), g.const(np.float32(30))),
+                             g.const(np.float32(60)), fmod=1), g.const(np.float32(30)))
+    batch = g.op("Concat", g.op("Gather", shape, g.ints([0]), axis=0), g.ints([2, 3]), axis=0)
+    identity = g.op("AffineGrid", g.op("Expand", g.const(np.eye(2, 3, dtype=np.float32)[None]), batch), shape)
+    moved = g.op("AffineGrid", theta, shape)
+    g.op("GridSample", x, g.op("Add", identity, g.op("Sub", moved, identity)), out="y")
+    g.output("y")
+    return g.model(20)
+
+
+def test_a_grid_ops_matrix_of_sizes_and_constants_is_no_theta():
+    model = wrapped_theta_beside_an_identity_grid()
+    result = fuse_alone(model)
+    counts = op_counts(result.model)
+    assert counts["custom.ops::FusedGridSample"] == 1 and "MatMul" not in counts, result.report.summary()
+    rng = np.random.default_rng(3)
+    for scale in (0.5, 3.0):
+        feeds = {"x": rng.standard_normal((2, 3, 16, 12)).astype(np.float32),
+                 "theta": (rng.standard_normal((2, 2, 3)) * scale).astype(np.float32)}
+        wrapped = np.fmod(feeds["theta"] + np.float32(30), np.float32(60)) - np.float32(30)
+        assert_warp_outputs(run_split(result.model, feeds)[0], ort_run(model, feeds)[0], feeds, theta=wrapped)

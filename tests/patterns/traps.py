@@ -83,15 +83,21 @@ def shared_symbol(opset: int = 20):
 
 
 def shifted_by(what: str, symbolic_w: bool = True):
-    """AffineGrid(theta, Shape(x)) plus a shift of x coordinates by 1/W ("width") or by 0.1 per
-    batch item ("item"): an affine grid of a theta that depends on a dim, or on the item's index."""
+    """AffineGrid(theta, Shape(x)) plus a shift of x coordinates by 1/W ("width"), by 1/(W + 1)
+    ("width+1"), by 1/W + 1/W^2 ("width+square") or by 0.1 per batch item ("item"): an affine grid
+    of a theta that depends on a dim as a power of it, otherwise, or on the item's index."""
     g = G()
     x = g.input("x", ["N", 3, 16, "W" if symbolic_w else 12])
     shape = g.op("Shape", x)
     grid = g.op("AffineGrid", g.input("theta", ["N", 2, 3]), shape)
-    if what == "width":
+    if what.startswith("width"):
         w = g.op("Cast", g.op("Gather", shape, g.ints([3]), axis=0), to=TensorProto.FLOAT)
-        step = g.op("Concat", g.op("Reciprocal", w), g.const(np.zeros(1, np.float32)), axis=0)
+        inverse = g.op("Reciprocal", w)
+        if what == "width+1":
+            inverse = g.op("Reciprocal", g.op("Add", w, g.const(np.float32([1]))))
+        elif what == "width+square":
+            inverse = g.op("Add", inverse, g.op("Mul", inverse, inverse))
+        step = g.op("Concat", inverse, g.const(np.zeros(1, np.float32)), axis=0)
     else:
         n = g.op("Squeeze", g.op("Gather", shape, g.ints([0]), axis=0), g.ints([0]))
         items = g.op("Cast", g.op("Range", g.const(np.array(0, np.int64)), n, g.const(np.array(1, np.int64))),

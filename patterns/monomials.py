@@ -1,0 +1,48 @@
+"""Writing coefficients that follow the dims (``scaling.py``): each coefficient fitted at the
+probe's dims, divided by its monomial there, times the same monomial of the model's own dims at
+run time: ``[1, 2/W, H/W, ...]`` made of Shape, Gather, Cast, Mul and Div."""
+
+from __future__ import annotations
+
+import numpy as np
+from onnx import TensorProto, helper
+
+from .scaling import DimScaling
+
+
+def scaled_coefficients(writer, coefficients: np.ndarray, scaling: DimScaling, pieces: list, elem: int,
+                        select: np.ndarray, hint: str) -> str:
+    """A 1-D tensor of ``elem``: ``coefficients[select]`` at the run-time dims. ``pieces``: per
+    rep of ``scaling``, where its dim is read (a DimOf or ElemOf)."""
+    dtype = helper.tensor_dtype_to_np_dtype(elem)
+    at_base = (coefficients.reshape(-1) / scaling.at_base())[select]
+    n = len(select)
+    dims = [writer._node("Cast", [writer._pieces([piece], f"{hint}_dim")], f"{hint}_dim", elem, [1], to_i=elem)
+            for piece in pieces]
+    terms = []
+    for row, mask in scaling.monomials().items():
+        chosen = mask[select]
+        if not chosen.any():
+            continue
+        picked = writer.ctx.add_constant(np.where(chosen, at_base, 0).astype(dtype), f"{hint}_coefficients")
+        value = _monomial(writer, row, dims, elem, hint)
+        terms.append(picked if value is None else writer._node("Mul", [picked, value], hint, elem, [n]))
+    if len(terms) == 1:
+        return terms[0]
+    return writer._node("Sum", terms, hint, elem, [n])
+
+
+def _monomial(writer, row: tuple, dims: list[str], elem: int, hint: str) -> str | None:
+    """prod(dims ** row) as a [1] tensor (None for the empty product): multiplied first, then
+    divided, as the exporters' ``2 / W`` and ``H / W`` are."""
+    value = None
+    for dim, e in zip(dims, row):
+        for _ in range(max(e, 0)):
+            value = dim if value is None else writer._node("Mul", [value, dim], f"{hint}_monomial", elem, [1])
+    for dim, e in zip(dims, row):
+        for _ in range(max(-e, 0)):
+            if value is None:
+                value = writer._node("Reciprocal", [dim], f"{hint}_monomial", elem, [1])
+            else:
+                value = writer._node("Div", [value, dim], f"{hint}_monomial", elem, [1])
+    return value

@@ -1,0 +1,170 @@
+"""Which dim a dim is, by the ops that make it: what the model itself enforces.
+
+``dim_source(value, axis)`` follows a dim back through ops that copy it unchanged to the dim it
+is a copy of: a Reshape whose target entry is read off another value's ``Shape`` (the way every
+exporter writes ``x.reshape(-1, C, H, W)``), shape-keeping elementwise ops, Transpose. Two dims
+with one source are equal in every run, whatever the sizes: a fact proved from the ops, not a
+declared name (two inputs both declaring ``H`` may differ). Anything else is its own source.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from .node import Node
+
+# Ops whose output 0 has input 0's shape, whatever its values.
+_SAME_SHAPE = frozenset({
+    "Abs", "Acos", "Asin", "Atan", "Cast", "CastLike", "Ceil", "Celu", "Cos", "Cosh", "DequantizeLinear",
+    "Dropout", "Elu", "Erf", "Exp", "Floor", "Gelu", "HardSigmoid", "HardSwish", "Identity", "IsInf", "IsNaN",
+    "LeakyRelu", "Log", "Mish", "Neg", "Not", "QuantizeLinear", "Reciprocal", "Relu", "Round", "Selu",
+    "Sigmoid", "Sign", "Sin", "Sinh", "Softplus", "Softsign", "Sqrt", "Tan", "Tanh", "ThresholdedRelu",
+})
+_INT_TYPES = (6, 7)  # int32, int64: a cast to these keeps any dim a model can hold
+MAX_STEPS = 64  # a chain longer than this is left as its own source
+
+Producer = Callable[[str], "Node | None"]
+Constant = Callable[[str], "np.ndarray | None"]
+Shape = Callable[[str], "tuple | None"]
+
+
+class DimSources:
+    """``dim_source`` over one graph: ``producer``, ``constant`` and ``shape`` are the graph's
+    (``shape``: dims as ints, names or None; None where even the rank is unknown)."""
+
+    def __init__(self, producer: Producer, constant: Constant, shape: Shape):
+        self._producer, self._constant, self._shape = producer, constant, shape
+
+    def _rank(self, value: str) -> int | None:
+        dims = self._shape(value)
+        return None if dims is None else len(dims)
+
+    def same_dim(self, a: str, axis_a: int, b: str, axis_b: int) -> bool:
+        """Whether ``a``'s dim ``axis_a`` equals ``b``'s dim ``axis_b`` in every run."""
+        first, second = self.dim_source(a, axis_a), self.dim_source(b, axis_b)
+        return first is not None and first == second
+
+    def dim_source(self, value: str, axis: int) -> tuple[str, int] | None:
+        """(value, axis) this dim copies, followed as far as the ops prove it."""
+        axis = self._axis(value, axis)
+        if axis is None:
+            return None
+        for _ in range(MAX_STEPS):
+            node = self._producer(value)
+            step = self._step(node, axis) if node is not None else None
+            if step is None:
+                return value, axis
+            value, axis = step
+        return value, axis
+
+    def _step(self, node: Node, axis: int) -> tuple[str, int] | None:
+        op, ins = node.op_type, node.inputs
+        if node.domain not in ("", "ai.onnx"):
+            return None
+        if op in _SAME_SHAPE and ins:
+            return ins[0], axis
+        if op == "Transpose":
+            perm = node.attrs.get("perm")
+            rank = self._rank(ins[0])
+            if perm is None and rank is not None:
+                perm = list(range(rank))[::-1]
+            return (ins[0], int(perm[axis])) if perm is not None and axis < len(perm) else None
+        if op == "Reshape" and len(ins) > 1:
+            entry = self._element(ins[1], axis)
+            if isinstance(entry, int):  # 0 copies the data's own dim unless allowzero (onnxsim writes [-1, 3, 0, 0])
+                return (ins[0], axis) if entry == 0 and not node.attrs.get("allowzero", 0) else None
+            if entry is None:
+                return None
+            # An entry of 0 copies the data's own dim (allowzero=0): the same dim only when the
+            # data's dim at this axis is that entry's source too.
+            if node.attrs.get("allowzero", 0) or self.dim_source(ins[0], axis) == self.dim_source(*entry):
+                return entry
+        return None
+
+    def _element(self, value: str, index: int, depth: int = 0) -> tuple[str, int] | int | None:
+        """Which dim element ``index`` of the 1-D int tensor ``value`` is a copy of (an int:
+        the element is that constant)."""
+        known = self._constant(value)
+        if known is not None:
+            flat = np.asarray(known).reshape(-1)
+            return int(flat[index]) if index < flat.size and flat.dtype.kind in "iu" else None
+        node = self._producer(value)
+        if node is None or depth > MAX_STEPS or node.domain not in ("", "ai.onnx"):
+            return None
+        op, ins = node.op_type, node.inputs
+        if op == "Shape":
+            rank = self._rank(ins[0])
+            if rank is None:
+                return None
+            start, end = node.attrs.get("start", 0), node.attrs.get("end", rank)
+            start, end = (max(0, min(rank, s + rank if s < 0 else s)) for s in (start, end))
+            return (ins[0], start + index) if start + index < end else None
+        if op == "Cast":
+            return self._element(ins[0], index, depth + 1) if node.attrs.get("to") in _INT_TYPES else None
+        if op == "Identity":
+            return self._element(ins[0], index, depth + 1)
+        if op in ("Unsqueeze", "Squeeze"):
+            return self._element(ins[0], 0, depth + 1) if index == 0 and self._length(value) == 1 else None
+        if op == "Concat":
+            for part in ins:
+                length = self._length(part)
+                if length is None:
+                    return None
+                if index < length:
+                    return self._element(part, index, depth + 1)
+                index -= length
+            return None
+        if op == "Gather" and node.attrs.get("axis", 0) == 0:
+            picks = self._constant(ins[1])
+            if picks is None:
+                return None
+            picks = np.asarray(picks).reshape(-1)
+            length = self._length(ins[0])
+            if index >= picks.size or length is None:
+                return None
+            pick = int(picks[index])
+            return self._element(ins[0], pick + length if pick < 0 else pick, depth + 1)
+        if op == "Slice":
+            return self._sliced(node, index, depth)
+        return None
+
+    def _sliced(self, node: Node, index: int, depth: int) -> tuple[str, int] | None:
+        ins = node.inputs
+        bounds = [self._constant(v) if v else None for v in ins[1:5]]
+        length = self._length(ins[0])
+        if length is None or bounds[0] is None or bounds[1] is None:
+            return None
+        if len(ins) > 3 and ins[3] and (bounds[2] is None or list(np.reshape(bounds[2], -1)) not in ([0], [-1])):
+            return None
+        step = 1 if len(ins) <= 4 or not ins[4] else (None if bounds[3] is None else int(np.reshape(bounds[3], -1)[0]))
+        if step != 1:
+            return None
+        start = int(np.reshape(bounds[0], -1)[0])
+        start = max(0, min(length, start + length if start < 0 else start))
+        return self._element(ins[0], start + index, depth + 1) if start + index < length else None
+
+    def _length(self, value: str) -> int | None:
+        """The static length of a 1-D (or scalar: 1) int tensor."""
+        known = self._constant(value)
+        if known is not None:
+            return int(np.asarray(known).size)
+        node = self._producer(value)
+        if node is not None and node.op_type == "Shape" and node.domain in ("", "ai.onnx"):
+            rank = self._rank(node.inputs[0])
+            if rank is None:
+                return None
+            start, end = node.attrs.get("start", 0), node.attrs.get("end", rank)
+            start, end = (max(0, min(rank, s + rank if s < 0 else s)) for s in (start, end))
+            return max(0, end - start)
+        dims = self._shape(value)
+        if dims is not None and len(dims) <= 1:
+            return 1 if not dims else (dims[0] if isinstance(dims[0], int) else None)
+        return None
+
+    def _axis(self, value: str, axis: int) -> int | None:
+        if axis >= 0:
+            return axis
+        rank = self._rank(value)
+        return axis + rank if rank is not None and axis + rank >= 0 else None

@@ -1,0 +1,113 @@
+"""Grids in pixel units normalised by the image's size (torchvision's ``affine``, MONAI's
+resamplers): affine_grid of a theta whose coefficients follow the dims, fused with those
+coefficients computed from the model's own dims at run time, equal at every size."""
+
+import numpy as np
+import pytest
+from onnx import TensorProto
+
+from .builders import G
+from .graphs import op_counts
+from .helpers import fuse_alone, refusal_reasons
+from .runner import ort_run, run_split
+from ..error_bounds import assert_warp_outputs
+
+SIZES = ((8, 8), (5, 13), (21, 6), (1, 9), (32, 3))
+
+
+def _dim(g: G, shape: str, axis: int) -> str:
+    return g.op("Cast", g.op("Gather", shape, g.ints([axis]), axis=0), to=TensorProto.FLOAT)
+
+
+def _centred(g: G, n: str) -> str:
+    """Pixel centres about the middle, as torchvision writes them: arange(n) + 0.5 - n / 2."""
+    steps = g.op("Cast", g.op("Range", g.const(np.float32(0)), g.op("Squeeze", n), g.const(np.float32(1))),
+                 to=TensorProto.FLOAT)
+    return g.op("Sub", g.op("Add", steps, g.const(np.float32([0.5]))), g.op("Mul", n, g.const(np.float32([0.5]))))
+
+
+def torchvision_like(offset: float = 0.0):
+    """base (pixels, the image's own size) @ theta^T / [W/2, H/2]: theta in pixel units.
+    ``offset`` added to the half-size divisor makes it ``W/2 + offset``: no power of W."""
+    g = G()
+    x = g.input("x", ["N", 3, "H", "W"])
+    theta = g.input("theta", ["N", 2, 3])
+    shape = g.op("Shape", x)
+    h, w = _dim(g, shape, 2), _dim(g, shape, 3)
+    xs, ys = _centred(g, w), _centred(g, h)
+    n_h = g.op("Cast", g.op("Gather", shape, g.ints([2]), axis=0), to=TensorProto.INT64)
+    n_w = g.op("Cast", g.op("Gather", shape, g.ints([3]), axis=0), to=TensorProto.INT64)
+    hw1 = g.op("Concat", n_h, n_w, g.ints([1]), axis=0)
+    gx = g.op("Expand", g.op("Reshape", xs, g.ints([1, -1, 1])), hw1)
+    gy = g.op("Expand", g.op("Reshape", ys, g.ints([-1, 1, 1])), hw1)
+    ones = g.op("Expand", g.const(np.ones((1, 1, 1), np.float32)), hw1)
+    base = g.op("Reshape", g.op("Concat", gx, gy, ones, axis=2), g.ints([1, -1, 3]))  # [1, H*W, 3]
+    points = g.op("MatMul", base, g.op("Transpose", theta, perm=[0, 2, 1]))  # [N, H*W, 2]
+    half = g.op("Concat", g.op("Mul", w, g.const(np.float32([0.5]))), g.op("Mul", h, g.const(np.float32([0.5]))),
+                axis=0)
+    if offset:
+        half = g.op("Add", half, g.const(np.float32([offset, offset])))
+    normalised = g.op("Div", points, half)
+    n = g.op("Gather", shape, g.ints([0]), axis=0)
+    grid = g.op("Reshape", normalised, g.op("Concat", n, n_h, n_w, g.ints([2]), axis=0))
+    g.op("GridSample", x, grid, out="y", align_corners=0)
+    g.output("y")
+    return g.model(20)
+
+
+MONAI_PIXELS = np.array([[0.9 * 3.5, -0.3 * 3.0, 1.5], [0.2 * 3.5, 1.1 * 3.0, -0.5]])  # per unit of affine_grid's base
+
+
+def monai_like(power: int = 1):
+    """A constant pixel grid (a static output size, 6 x 7) scaled by 2 / W and 2 / H of the
+    input; ``power`` 2 makes it 2 / W^2 and 2 / H^2 (still powers)."""
+    g = G()
+    x = g.input("x", [2, 3, "H", "W"])
+    shape = g.op("Shape", x)
+    ys, xs = np.meshgrid(np.arange(6, dtype=np.float32) - 2.5, np.arange(7, dtype=np.float32) - 3.0, indexing="ij")
+    pixels = np.stack([0.9 * xs - 0.3 * ys + 1.5, 0.2 * xs + 1.1 * ys - 0.5], axis=-1)[None]  # [1, 6, 7, 2]
+    scale = g.op("Concat", g.op("Reciprocal", _dim(g, shape, 3)), g.op("Reciprocal", _dim(g, shape, 2)), axis=0)
+    for _ in range(power - 1):
+        scale = g.op("Mul", scale, g.op("Concat", g.op("Reciprocal", _dim(g, shape, 3)),
+                                       g.op("Reciprocal", _dim(g, shape, 2)), axis=0))
+    grid = g.op("Mul", g.op("Mul", g.const(pixels), scale), g.const(np.float32([2.0])))
+    grid = g.op("Expand", grid, g.ints([2, 6, 7, 2]))
+    g.op("GridSample", x, grid, out="y", align_corners=0)
+    g.output("y")
+    return g.model(20)
+
+
+def _inputs(model, h, w, seed=0):
+    rng = np.random.default_rng(seed)
+    feeds = {"x": rng.standard_normal((2, 3, h, w)).astype(np.float32)}
+    if any(i.name == "theta" for i in model.graph.input):
+        theta = np.array([[[0.9, -0.4, 1.5], [0.3, 1.1, -2.0]], [[1.2, 0.2, -0.5], [-0.1, 0.8, 0.7]]], np.float32)
+        feeds["theta"] = theta
+    return feeds
+
+
+@pytest.mark.parametrize("kind,power", [("torchvision", 0), ("monai", 1), ("monai", 2)])
+def test_pixel_space_grids_fuse_and_equal_at_every_size(kind, power):
+    model = torchvision_like() if kind == "torchvision" else monai_like(power)
+    result = fuse_alone(model)
+    counts = op_counts(result.model)
+    assert counts["custom.ops::FusedGridSample"] == 1 and "GridSample" not in counts, result.report.summary()
+    for h, w in SIZES:
+        feeds = _inputs(model, h, w)
+        got, want = run_split(result.model, feeds)[0], ort_run(model, feeds)[0]
+        assert got.shape == want.shape
+        theta = None if kind == "torchvision" else monai_theta(h, w, power)
+        assert_warp_outputs(got, want, feeds, theta=theta, what=f"{h}x{w}")
+
+
+def monai_theta(h, w, power):
+    """The theta monai_like's grid is affine_grid of, at these dims."""
+    scale = np.array([[2 / w ** power], [2 / h ** power]])
+    return np.repeat((MONAI_PIXELS * scale)[None], 2, axis=0).astype(np.float32)
+
+
+def test_a_divisor_that_is_no_power_of_the_dims_is_refused():
+    # W/2 + 0.25 follows W, but no coefficient of it is a power of W: refused, naming the dim
+    result = fuse_alone(torchvision_like(offset=0.25))
+    assert not result.report.rewrites
+    assert "depends on" in refusal_reasons(result), refusal_reasons(result)
