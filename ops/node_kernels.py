@@ -11,7 +11,7 @@ import numpy as np
 
 from surgeon import CustomOp
 
-from . import functions, standard
+from . import function_bodies, standard
 from .draws import draw_theta
 
 
@@ -117,18 +117,18 @@ def _plugin(contract_op: str) -> tuple[str, str, str]:
 CUSTOM_OPS = [
     CustomOp(DOMAIN, "FusedGridSample", kernel=fused_grid_sample, ort_library=ort_library,
              openvino_extension=openvino_extension,
-             to_standard=standard.fused_grid_sample, function=functions.fused_grid_sample,
+             to_standard=standard.fused_grid_sample, function=function_bodies.fused_grid_sample,
              draw_inputs={1: draw_theta}, position_inputs=(1,), tensorrt_plugin=_plugin("FusedGridSample")),
     CustomOp(DOMAIN, "AffineGrid", kernel=affine_grid, ort_library=ort_library, openvino_extension=openvino_extension,
              # Opset 20's AffineGrid takes the same inputs and attribute and gives the same grid; only a size-1
              # dim with align_corners=1, which ONNX leaves undefined (its reference -1, onnxruntime +1), is torch's 0.
              to_standard=standard.affine_grid, standard_op="AffineGrid",
-             function=functions.affine_grid, draw_inputs={0: draw_theta}, position_inputs=(0,),
+             function=function_bodies.affine_grid, draw_inputs={0: draw_theta}, position_inputs=(0,),
              tensorrt_plugin=_plugin("AffineGrid")),
     CustomOp("org.pytorch.aten", "ATen", kernel=aten),
     # The TensorRT profile's name for AffineGrid (surgeon_ops.tensorrt.profile): the same op, no
     # onnxruntime library (it registers the contract's names only); a body for onnxruntime instead.
     CustomOp(DOMAIN, "AffineGridPlugin", kernel=affine_grid, to_standard=standard.affine_grid,
-             function=lambda opset, shapes: functions.affine_grid(opset, shapes, name="AffineGridPlugin"),
+             function=lambda opset, shapes: function_bodies.affine_grid(opset, shapes, name="AffineGridPlugin"),
              draw_inputs={0: draw_theta}, position_inputs=(0,), tensorrt_plugin=_plugin("AffineGrid")),
 ]

@@ -194,7 +194,7 @@ def unrunnable_ops(proto: ModelProto, plugins) -> list[str]:
     """One line per custom op in ``proto`` (bodies included) that no plugin of the set can run
     and no model-local function defines, naming the pattern that wrote it: `run` and
     `validate` would stop there, so `fuse` says it at once."""
-    from .runtime.plan import ORT_DOMAINS, _subgraphs
+    from .runtime.schedule import ORT_DOMAINS, _subgraphs
     from .runtime.ortops import unrunnable_written
 
     functions = {(f.domain, f.name) for f in proto.functions}

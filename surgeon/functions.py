@@ -19,7 +19,7 @@ from onnx import FunctionProto, ModelProto
 from .errors import SurgeonError
 from .graph.node import subgraphs_of
 from .opsets import convert, default_opset
-from .runtime.plan import ORT_DOMAINS
+from .runtime.schedule import ORT_DOMAINS
 from .shapes import ShapeTable
 
 MIN_IR = 8  # model-local functions

@@ -31,7 +31,7 @@ from .rewrite.driver import Driver
 from .rewrite.match import Match, Refusal
 from .rewrite.pattern import Pattern
 from .rewrite.report import Report
-from .runtime.plan import ORT_DOMAINS
+from .runtime.schedule import ORT_DOMAINS
 
 log = logging.getLogger(__name__)
 

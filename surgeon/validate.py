@@ -67,7 +67,7 @@ from .runtime.explain import explain_outputs, explain_rewrites
 from .runtime.originals import original_parts
 from .runtime.program import Runner
 from .runtime.runners import get_runner, make_runner
-from .runtime.regions import Region, check_model, find_regions, top_level_values
+from .runtime.regions import RewriteRegion, check_model, find_regions, top_level_values
 from .runtime.scaled import check_scales
 from .runtime.pictures import keep_rewrite_pictures, pictures_of
 from .runtime.report import RewriteCheck, ValidationReport, describe_models
@@ -272,7 +272,7 @@ def _check_same_inputs(orig: Runner, rew: Runner) -> None:
                                f"{b[name].type_name} in the rewritten model")
 
 
-def _check_rewrites(regions: list[Region], parts: list, orig: Runner, rew: Runner, reference: dict, atol, rtol,
+def _check_rewrites(regions: list[RewriteRegion], parts: list, orig: Runner, rew: Runner, reference: dict, atol, rtol,
                     max_mismatch: float, runner_for) -> list[RewriteCheck]:
     checks = [RewriteCheck(r.names, r.ops, r.patterns, refs=r.refs) for r in regions]
     runnable = []

@@ -5,12 +5,12 @@ says what surgeon can provide (CustomOp.ort_library, a function body, a standard
 from __future__ import annotations
 
 from .ort_ops import BUILTIN_DOMAINS
-from .ort_probe import Probe
+from .ort_probe import OrtNodeProbe
 from .report import Hazard
 
 
 def check(view, ctx):
-    probe = Probe(view, ctx.ort_libraries) if ctx.ort_libraries else None
+    probe = OrtNodeProbe(view, ctx.ort_libraries) if ctx.ort_libraries else None
     for site in view.sites:
         node = site.node
         if node.domain in BUILTIN_DOMAINS or (node.domain, node.op_type) in view.functions:

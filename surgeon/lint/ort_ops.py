@@ -7,7 +7,7 @@ from __future__ import annotations
 from onnx import helper
 
 from ..graph.node import subgraphs_of
-from .ort_probe import Probe
+from .ort_probe import OrtNodeProbe
 from .report import Hazard
 
 BUILTIN_DOMAINS = ("", "ai.onnx", "ai.onnx.ml", "com.microsoft", "ai.onnx.preview.training")
@@ -19,7 +19,7 @@ def check(view, ctx):
     import onnxruntime
 
     version = onnxruntime.__version__
-    probe = Probe(view)
+    probe = OrtNodeProbe(view)
     refused = probe.model_error()
     if refused:
         yield Hazard("ort-opset", "(model)", "", "", f"onnxruntime {version} loads no model with these opsets "

@@ -15,7 +15,9 @@ _RUN_AT_MOST = 1 << 20  # elements per input: larger static inputs are only load
 _FLOATS = {TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.FLOAT16}
 
 
-class Probe:
+class OrtNodeProbe:
+    """Whether onnxruntime runs each node of ``view``, one-node sessions cached by signature."""
+
     def __init__(self, view, libraries=()):
         self.view, self.libraries = view, tuple(libraries)
         self._seen: dict = {}

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from ..errors import SurgeonError
 from ..runtime.openvino import new_core, ov_message
-from .ort_probe import Probe
+from .ort_probe import OrtNodeProbe
 
 
-class OvProbe(Probe):
+class OvProbe(OrtNodeProbe):
     def __init__(self, view, extensions=()):
         super().__init__(view)
         self.core = new_core(extensions)

@@ -22,7 +22,7 @@ SHAPE_ARITHMETIC = {"Shape", "Size", "Constant", "Gather", "Concat", "Unsqueeze"
 
 
 @dataclass
-class Site:
+class ScopedNode:
     """A node and the graph holding it ("main", or the path of an If/Loop/Scan body)."""
 
     node: NodeProto
@@ -100,9 +100,9 @@ class ModelView:
         return from_shape and not stack
 
 
-def _walk(graph, path: str) -> Iterator[Site]:
+def _walk(graph, path: str) -> Iterator[ScopedNode]:
     for node in graph.node:
-        yield Site(node, path)
+        yield ScopedNode(node, path)
         for i, body in enumerate(subgraphs_of(node)):
             yield from _walk(body, f"{path}/{node.name or node.op_type}.{body.name or i}")
 

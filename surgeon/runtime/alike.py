@@ -13,7 +13,7 @@ import hashlib
 import numpy as np
 from onnx import NodeProto
 
-from .plan import _reads
+from .schedule import _reads
 
 
 def structure_key(nodes: list[NodeProto], produces: list[str], values: dict, drawn: set[str]) -> bytes:

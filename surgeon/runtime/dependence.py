@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from onnx import GraphProto
 
-from .plan import _reads
+from .schedule import _reads
 
 SHAPES = ("Shape", "Size")  # ops that read only their input's shape
 

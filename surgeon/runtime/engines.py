@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from onnx import GraphProto, ModelProto
 
 from ..errors import InvalidArgumentError, PluginError
-from .plan import ORT_DOMAINS, _subgraphs
+from .schedule import ORT_DOMAINS, _subgraphs
 
 ENGINES = ("auto", "ort", "reference", "openvino")
 

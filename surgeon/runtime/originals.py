@@ -10,12 +10,12 @@ from onnx import GraphProto, ModelProto, NodeProto, helper
 
 from ..modelio import LoadedModel
 from .discontinuous import deciding_inputs
-from .plan import _reads
-from .regions import Region, original_slice
+from .schedule import _reads
+from .regions import RewriteRegion, original_slice
 from . import rounding, ulps
 
 
-def original_parts(original: ModelProto, regions: list[Region]) -> list[list[NodeProto]]:
+def original_parts(original: ModelProto, regions: list[RewriteRegion]) -> list[list[NodeProto]]:
     """For each region, the original's nodes computing its values from its leaves, in the
     original's order."""
     graph = original.graph
@@ -31,7 +31,7 @@ def part_values(part: list[NodeProto]) -> list[str]:
     return list(dict.fromkeys([r for n in part for r in _reads(n)] + [o for n in part for o in n.output if o]))
 
 
-def parts_graph(original: LoadedModel, regions: list[Region], parts: list[list[NodeProto]], reference: dict,
+def parts_graph(original: LoadedModel, regions: list[RewriteRegion], parts: list[list[NodeProto]], reference: dict,
                 taken: set[str]) -> tuple[GraphProto, dict[str, str], dict[tuple[int, str], str]]:
     """One graph holding every part, each under names of its own (fresh in ``taken``), reading the
     original's values as inputs (typed after ``reference``). Returns the graph (no outputs yet),
@@ -68,8 +68,9 @@ def model_of(graph: GraphProto, original: ModelProto) -> ModelProto:
     return model
 
 
-def probe_parts(original: LoadedModel, regions: list[Region], parts: list[list[NodeProto]], reference: dict,
-                rewritten: dict, tolerances: dict, runner_for, seed: int) -> dict[tuple[int, str], "rounding.Sensitivity"]:
+def probe_parts(original: LoadedModel, regions: list[RewriteRegion], parts: list[list[NodeProto]],
+                reference: dict, rewritten: dict, tolerances: dict, runner_for,
+                seed: int) -> dict[tuple[int, str], "rounding.Sensitivity"]:
     """How rounding moves each value each region produces, ``{(region index, value): Sensitivity}``
     (``rewritten``: the rewrite's values, ``tolerances``: (atol, rtol), same keys),
     from one model holding every part (``parts_graph``). ``reference`` holds every value of the
@@ -83,7 +84,7 @@ def probe_parts(original: LoadedModel, regions: list[Region], parts: list[list[N
     values.update({new: reference[old] for (_, old), new in made.items() if old in reference})
     steps = ulps.steps(graph.node, list(values), values, rounding.AMPLITUDE_ULPS)
     pins = {o: values[o] for o in pinned(graph.node, values) if o in values}
-    probe = rounding.Probe(graph, steps, taken, _opset(original.proto), pins)
+    probe = rounding.RoundingProbe(graph, steps, taken, _opset(original.proto), pins)
     graph.output.extend(onnx.ValueInfoProto(name=probe.moved.get(n, n)) for n in dict.fromkeys(outputs.values()))
     model = model_of(graph, original.proto)
     refs = {key: reference[key.split(":", 1)[1]] for key in outputs}
@@ -103,7 +104,7 @@ def probe_model(original: LoadedModel, feeds: dict, names: list[str], moved: lis
     copy.CopyFrom(proto)
     steps = ulps.steps(copy.graph.node, moved, reference, rounding.AMPLITUDE_ULPS)
     pins = {o: reference[o] for o in pinned(copy.graph.node, moved)}
-    probe = rounding.Probe(copy.graph, steps, rounding.all_names(copy.graph), _opset(proto), pins)
+    probe = rounding.RoundingProbe(copy.graph, steps, rounding.all_names(copy.graph), _opset(proto), pins)
     del copy.graph.output[:]
     copy.graph.output.extend(onnx.ValueInfoProto(name=probe.moved.get(n, n)) for n in dict.fromkeys(names))
     runner = runner_for(LoadedModel(copy, original.path, dict(original.external)))

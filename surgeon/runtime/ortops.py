@@ -18,7 +18,7 @@ import functools
 
 from onnx import ModelProto
 
-from .plan import ORT_DOMAINS, _subgraphs
+from .schedule import ORT_DOMAINS, _subgraphs
 
 _NO_KERNEL_NEEDED = frozenset({"Constant"})  # onnxruntime turns it into an initializer
 

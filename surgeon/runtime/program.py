@@ -12,7 +12,7 @@ from ..modelio import LoadedModel
 from .device import providers_for
 from .engines import choose
 from .inputs import check_feeds, input_specs
-from .plan import ORT_DOMAINS, GraphPlan, Planner
+from .schedule import ORT_DOMAINS, GraphPlan, Planner
 from .steps import ModelContext
 
 

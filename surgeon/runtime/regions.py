@@ -20,14 +20,17 @@ from onnx import GraphProto, ModelProto, NodeProto, helper, numpy_helper
 from ..graph.index import free_values
 from ..modelio import LoadedModel, tensor_to_array
 from ..reportfields import NodeRef
-from .plan import _reads, _subgraphs, node_label
+from .schedule import _reads, _subgraphs, node_label
 from .written import WrittenNodes
 
 SUFFIX = "@rewritten"
 
 
 @dataclass
-class Region:
+class RewriteRegion:
+    """What one rewrite replaced, as the rewritten graph holds it (engine-internal; a plugin's
+    ``surgeon.recognise.Region`` is another thing: the part of a graph a recogniser reads)."""
+
     nodes: list[NodeProto]  # in the rewritten graph's order
     written: list[NodeProto]  # the nodes a rewrite wrote, also those inside If branches
     custom: list[NodeProto] = field(default_factory=list)  # the custom-op ones among them
@@ -88,7 +91,7 @@ def _live(reads: list[list[str]], producer: dict[str, int], outputs: list[str]) 
     return live
 
 
-def find_regions(original: ModelProto, rewritten: ModelProto, is_custom) -> tuple[list[Region], int]:
+def find_regions(original: ModelProto, rewritten: ModelProto, is_custom) -> tuple[list[RewriteRegion], int]:
     """One region per rewrite; ``is_custom(node)`` tells the custom-op nodes (they name a
     region). Also returns how many written nodes no output depends on: never run, so never
     checked (a dead branch may compute what cannot be computed, a division by zero, which the
@@ -135,7 +138,7 @@ def find_regions(original: ModelProto, rewritten: ModelProto, is_custom) -> tupl
         order = sorted(members)
         scoped = [pair for i in order if new[i] for pair in written.within(nodes[i])]
         wrote = [w for w, _ in scoped]
-        region = Region([nodes[i] for i in order], wrote, [w for w in wrote if is_custom(w)],
+        region = RewriteRegion([nodes[i] for i in order], wrote, [w for w in wrote if is_custom(w)],
                         constants=list(constants), scopes={id(w): scope for w, scope in scoped})
         made = {o for i in order for o in nodes[i].output if o}
         region.produces = [o for i in order for o in nodes[i].output if o and o in known]
@@ -154,7 +157,7 @@ def find_regions(original: ModelProto, rewritten: ModelProto, is_custom) -> tupl
     return regions, dead
 
 
-def check_model(regions: list[Region], rewritten: LoadedModel, leaf_values: dict[str, np.ndarray],
+def check_model(regions: list[RewriteRegion], rewritten: LoadedModel, leaf_values: dict[str, np.ndarray],
                 taken_names: set[str]) -> tuple[ModelProto, dict[str, str]]:
     """One model computing every region from the original's values: leaves are its inputs,
     and each value a region produces comes out renamed (``name@rewritten``), so one region's
@@ -196,7 +199,8 @@ def check_model(regions: list[Region], rewritten: LoadedModel, leaf_values: dict
 
 
 
-def original_slice(nodes: list[NodeProto], producer: dict[str, int], region: Region, stops: set[str]) -> list[int]:
+def original_slice(nodes: list[NodeProto], producer: dict[str, int], region: RewriteRegion,
+                   stops: set[str]) -> list[int]:
     """The positions of the original's nodes computing ``region.produces`` back to the region's
     leaves (or to ``stops``: graph inputs and initializers), in graph order. ``producer`` maps
     the original's top-level values to their positions in ``nodes``."""

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 from onnx import GraphProto, TensorProto, helper, numpy_helper
 
-from .plan import _subgraphs
+from .schedule import _subgraphs
 
 AMPLITUDE_ULPS = 8
 TRIALS = 16  # 8 pairs: each move, then its opposite
@@ -49,7 +49,7 @@ SLACK = 8
 SUFFIX = "@rounded"
 
 
-class Probe:
+class RoundingProbe:
     """A graph whose float values are read moved: ``steps`` holds, for each value to move, the
     largest move of each element (ulps.py). ``pins`` are the outputs of discontinuous nodes, with
     their original values: a run with ``pin=True`` reads those instead of what the nodes compute.
@@ -193,7 +193,7 @@ class Sensitivity:
             np.minimum(self.nearest, np.where(np.isfinite(gap), gap, np.inf), out=self.nearest)
 
 
-def spreads(runner, feeds: dict[str, np.ndarray], probe: Probe, outputs: dict[str, str],
+def spreads(runner, feeds: dict[str, np.ndarray], probe: RoundingProbe, outputs: dict[str, str],
             reference: dict[str, np.ndarray], rewritten: dict[str, np.ndarray], tolerances: dict[str, tuple],
             seed: int) -> dict[str, Sensitivity]:
     """Run ``runner`` (of ``probe``'s model) ``TRIALS`` pairs of moves, and up to ``ROUNDS``

@@ -32,7 +32,7 @@ from .compare import compare
 from .dependence import SHAPES, computed_from, entangled
 from .draws import declared_draws, describe, source
 from .originals import probe_parts
-from .plan import _reads
+from .schedule import _reads
 from .regions import check_model, top_level_values
 from .scaledparts import OriginalParts
 

@@ -12,7 +12,7 @@ import onnx
 
 from ..modelio import LoadedModel
 from .originals import model_of, parts_graph
-from .plan import _reads
+from .schedule import _reads
 from .rounding import all_names
 
 

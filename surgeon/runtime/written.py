@@ -13,7 +13,7 @@ from __future__ import annotations
 from onnx import AttributeProto, GraphProto, ModelProto, NodeProto
 
 from ..reportfields import body_scope
-from .plan import _subgraphs
+from .schedule import _subgraphs
 
 
 def node_key(node: NodeProto) -> bytes:
