@@ -1,6 +1,6 @@
 """Writing coefficients that follow the dims (``scaling.py``): each coefficient fitted at the
 probe's dims, divided by its monomial there, times the same monomial of the model's own dims at
-run time: ``[1, 2/W, H/W, ...]`` made of Shape, Gather, Cast, Mul and Div."""
+run time: ``[1, 2/W, H/W, 2/(W - 1) ...]`` made of Shape, Gather, Cast, Sub, Mul and Div."""
 
 from __future__ import annotations
 
@@ -33,16 +33,22 @@ def scaled_coefficients(writer, coefficients: np.ndarray, scaling: DimScaling, p
 
 
 def _monomial(writer, row: tuple, dims: list[str], elem: int, hint: str) -> str | None:
-    """prod(dims ** row) as a [1] tensor (None for the empty product): multiplied first, then
-    divided, as the exporters' ``2 / W`` and ``H / W`` are."""
+    """prod(d ** e * (d - 1) ** f) over the groups' (e, f) as a [1] tensor (None for the empty
+    product): multiplied first, then divided, as the exporters' ``2 / W`` and ``H / W`` are."""
+    factors = []  # (value, power)
+    for dim, (e, f) in zip(dims, row):
+        factors.append((dim, e))
+        if f:
+            one = writer.ctx.add_constant(np.ones(1, helper.tensor_dtype_to_np_dtype(elem)), f"{hint}_one")
+            factors.append((writer._node("Sub", [dim, one], f"{hint}_less_one", elem, [1]), f))
     value = None
-    for dim, e in zip(dims, row):
-        for _ in range(max(e, 0)):
-            value = dim if value is None else writer._node("Mul", [value, dim], f"{hint}_monomial", elem, [1])
-    for dim, e in zip(dims, row):
-        for _ in range(max(-e, 0)):
+    for factor, power in factors:
+        for _ in range(max(power, 0)):
+            value = factor if value is None else writer._node("Mul", [value, factor], f"{hint}_monomial", elem, [1])
+    for factor, power in factors:
+        for _ in range(max(-power, 0)):
             if value is None:
-                value = writer._node("Reciprocal", [dim], f"{hint}_monomial", elem, [1])
+                value = writer._node("Reciprocal", [factor], f"{hint}_monomial", elem, [1])
             else:
-                value = writer._node("Div", [value, dim], f"{hint}_monomial", elem, [1])
+                value = writer._node("Div", [value, factor], f"{hint}_monomial", elem, [1])
     return value

@@ -3,18 +3,18 @@
 torchvision's ``affine`` divides a pixel-space grid by ``[W/2, H/2]``; MONAI's resamplers scale a
 pixel grid by ``2/W``. Either grid is ``affine_grid(theta')`` at every size, but theta' (fitted,
 or an affine map of the model's theta) changes with the dims: each coefficient is the one at the
-probe's dims times a monomial ``prod(d ** e)`` of the dims (e in -2..2; 2/W, H/W, W/2). The
-proof has already settled that sizes reach the grid's values only through smooth arithmetic
-(a step or a curve of a size is refused there), so a coefficient is a rational function of
-the dims; here each dim group is varied alone to read its exponent, and the identification's
-checks (each group varied again at other values, then all at once) hold the monomials.
+probe's dims times a monomial ``prod(d ** e * (d - 1) ** f)`` of the dims (e, f in -2..2: 2/W,
+H/W, W/2, and align_corners=True's 2/(W - 1), (H - 1)/H). The proof has already settled that
+sizes reach the grid's values only through smooth arithmetic (a step or a curve of a size is
+refused there), so a coefficient is a rational function of the dims; here each dim group is
+varied alone, twice, to read its exponents, and the identification's checks (each group varied
+again at other values, then all at once) hold the monomials.
 
-The rewrite computes the same monomials from the model's own dims at run time (``write.py``).
+The rewrite computes the same monomials from the model's own dims at run time (``monomials.py``).
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,9 +26,11 @@ ZERO = 1e-6  # of the largest coefficient: a coefficient this small is 0 (float3
 
 @dataclass(frozen=True)
 class DimScaling:
-    """``coefficient(dims) = coefficient(base) * prod over groups (dims[rep] / base[rep]) ** e``.
+    """``coefficient(dims) = coefficient(base) * prod over groups of (d / b) ** e * ((d - 1) /
+    (b - 1)) ** f``, d a group's value at run time, b at the probe's base.
 
-    ``reps``: the class standing for each varied group; ``exponents``: [coefficients, groups]."""
+    ``reps``: the class standing for each varied group; ``exponents``: [coefficients, groups, 2]
+    (e for d, f for d - 1: align_corners=True's 2 / (W - 1) and its kin)."""
 
     reps: tuple[int, ...]
     exponents: np.ndarray
@@ -36,51 +38,62 @@ class DimScaling:
 
     def factor(self, assign: dict) -> np.ndarray:
         """Per coefficient, its monomial at ``assign`` over its value at the base."""
-        ratios = np.array([assign[r] / b for r, b in zip(self.reps, self.base)], np.float64)
-        return np.prod(ratios[None, :] ** self.exponents, axis=1)
+        d = np.array([assign[r] for r in self.reps], np.float64)
+        return _monomials(self.exponents, d) / self.at_base()
 
-    def monomials(self) -> dict[tuple[int, ...], np.ndarray]:
-        """Each distinct exponent row and the coefficients (a mask) it scales."""
-        rows: dict[tuple[int, ...], np.ndarray] = {}
-        for i, row in enumerate(map(tuple, self.exponents.astype(int))):
-            rows.setdefault(row, np.zeros(len(self.exponents), bool))[i] = True
+    def monomials(self) -> dict[tuple, np.ndarray]:
+        """Each distinct exponent row (per group: (e, f)) and the coefficients (a mask) it scales."""
+        rows: dict[tuple, np.ndarray] = {}
+        for i, row in enumerate(self.exponents.astype(int)):
+            key = tuple(map(tuple, row))
+            rows.setdefault(key, np.zeros(len(self.exponents), bool))[i] = True
         return rows
 
     def at_base(self) -> np.ndarray:
         """Per coefficient, its monomial's value at the base: the constant the rewrite divides
         the base coefficients by, so that it multiplies by the run-time monomial alone."""
-        values = np.array(self.base, np.float64)
-        return np.prod(values[None, :] ** self.exponents, axis=1)
+        return _monomials(self.exponents, np.array(self.base, np.float64))
 
 
-def exponents(before: np.ndarray, after: np.ndarray, ratio: float, fit_rtol: float = 0.0) -> np.ndarray | None:
-    """Per coefficient, the exponent e with ``after == before * ratio ** e``, or None when some
-    coefficient is no monomial of this dim (or appears from 0). ``fit_rtol``: how far a fit of
-    the region's precision may be off (a half-precision grid's: 5e-3)."""
+def _monomials(exponents: np.ndarray, d: np.ndarray) -> np.ndarray:
+    e, f = exponents[..., 0], exponents[..., 1]
+    return np.prod(d[None, :] ** e * (d[None, :] - 1) ** f, axis=1)
+
+
+_CANDIDATES = [(e, f) for e in range(-MAX_EXPONENT, MAX_EXPONENT + 1) for f in range(-MAX_EXPONENT, MAX_EXPONENT + 1)]
+_CANDIDATES.sort(key=lambda ef: (abs(ef[0]) + abs(ef[1]), abs(ef[1])))  # the simplest first
+
+
+def exponents(before: np.ndarray, afters: list, base: int, fit_rtol: float = 0.0) -> np.ndarray | None:
+    """Per coefficient, (e, f) with ``after == before * (v / base) ** e * ((v - 1) / (base - 1)) ** f``
+    for every ``(v, after)`` in ``afters``, or None when some coefficient is no such monomial of
+    this dim (or appears from 0). ``fit_rtol``: how far a fit of the region's precision may be
+    off (a half-precision grid's: 5e-3)."""
     zero, close = max(ZERO, fit_rtol), max(RATIO_RTOL, 4 * fit_rtol)
-    before, after = before.reshape(-1), after.reshape(-1)
-    scale = max(float(np.abs(before).max(initial=0.0)), float(np.abs(after).max(initial=0.0)), 1e-30)
-    found = np.zeros(before.size, np.int64)
-    for i, (a, b) in enumerate(zip(before, after)):
+    before = before.reshape(-1)
+    afters = [(v, np.asarray(a).reshape(-1)) for v, a in afters]
+    scale = max([float(np.abs(before).max(initial=0.0))] + [float(np.abs(a).max(initial=0.0)) for _, a in afters])
+    scale = max(scale, 1e-30)
+    found = np.zeros((before.size, 2), np.int64)
+    for i, a in enumerate(before):
         if abs(a) <= zero * scale:
-            if abs(b) > zero * scale * max(1.0, ratio ** MAX_EXPONENT, ratio ** -MAX_EXPONENT):
+            if any(abs(after[i]) > zero * scale for _, after in afters):
                 return None
             continue
-        r = b / a
-        if r <= 0:
+        ratios = [(after[i] / a, v / base, (v - 1) / (base - 1)) for v, after in afters]
+        match = next(((e, f) for e, f in _CANDIDATES
+                      if all(abs(r - x ** e * y ** f) <= close * x ** e * y ** f for r, x, y in ratios)), None)
+        if match is None:
             return None
-        e = round(math.log(r) / math.log(ratio))
-        if abs(e) > MAX_EXPONENT or abs(r - ratio ** e) > close * ratio ** e:
-            return None
-        found[i] = e
+        found[i] = match
     return found
 
 
 def measure(fit, plan, base: dict, fit_rtol: float = 0.0) -> DimScaling | None:
-    """Vary each group alone (a value no other check uses) and refit: a ``DimScaling`` when some
-    coefficient follows a dim as a power of it, None when none does or one follows it otherwise
-    (the identification's checks then name the dim). A group the region does not run or fit at
-    other values is left out: the checks after say whether it is pinned or refused.
+    """Vary each group alone (two values no other check uses) and refit: a ``DimScaling`` when
+    some coefficient follows a dim as such a monomial, None when none does or one follows it
+    otherwise (the identification's checks then name the dim). A group the region does not run
+    or fit at other values is left out: the checks after say whether it is pinned or refused.
 
     ``fit(assign)``: the coefficients fitted at those dims (flat float64), or None."""
     at_base = fit(base)
@@ -92,11 +105,16 @@ def measure(fit, plan, base: dict, fit_rtol: float = 0.0) -> DimScaling | None:
             continue
         rep = plan.rep(g)
         used = set(base.values()) | {plan.fresh(g, set(base.values())), plan.far(base)}
-        value = plan.fresh(g, used)
-        varied = fit(plan.with_value(base, g, value))
-        if varied is None:
+        afters = []
+        for _ in range(2):
+            value = plan.fresh(g, used)
+            used.add(value)
+            varied = fit(plan.with_value(base, g, value))
+            if varied is not None:
+                afters.append((value, varied))
+        if len(afters) < 2:
             continue
-        found = exponents(at_base, varied, value / base[rep], fit_rtol)
+        found = exponents(at_base, afters, base[rep], fit_rtol)
         if found is None:
             return None
         reps.append(rep)

@@ -60,13 +60,17 @@ MONAI_PIXELS = np.array([[0.9 * 3.5, -0.3 * 3.0, 1.5], [0.2 * 3.5, 1.1 * 3.0, -0
 
 def monai_like(power: int = 1):
     """A constant pixel grid (a static output size, 6 x 7) scaled by 2 / W and 2 / H of the
-    input; ``power`` 2 makes it 2 / W^2 and 2 / H^2 (still powers)."""
+    input; ``power`` 2 makes it 2 / W^2 and 2 / H^2 (still powers), ``power`` -1 makes it
+    2 (W - 1) / W^2 and 2 (H - 1) / H^2 (a factor of d - 1, as align_corners=True conventions have)."""
     g = G()
     x = g.input("x", [2, 3, "H", "W"])
     shape = g.op("Shape", x)
     ys, xs = np.meshgrid(np.arange(6, dtype=np.float32) - 2.5, np.arange(7, dtype=np.float32) - 3.0, indexing="ij")
     pixels = np.stack([0.9 * xs - 0.3 * ys + 1.5, 0.2 * xs + 1.1 * ys - 0.5], axis=-1)[None]  # [1, 6, 7, 2]
     scale = g.op("Concat", g.op("Reciprocal", _dim(g, shape, 3)), g.op("Reciprocal", _dim(g, shape, 2)), axis=0)
+    if power == -1:
+        sizes = g.op("Concat", _dim(g, shape, 3), _dim(g, shape, 2), axis=0)
+        scale = g.op("Mul", g.op("Mul", scale, scale), g.op("Sub", sizes, g.const(np.float32([1.0]))))
     for _ in range(power - 1):
         scale = g.op("Mul", scale, g.op("Concat", g.op("Reciprocal", _dim(g, shape, 3)),
                                        g.op("Reciprocal", _dim(g, shape, 2)), axis=0))
@@ -86,7 +90,7 @@ def _inputs(model, h, w, seed=0):
     return feeds
 
 
-@pytest.mark.parametrize("kind,power", [("torchvision", 0), ("monai", 1), ("monai", 2)])
+@pytest.mark.parametrize("kind,power", [("torchvision", 0), ("monai", 1), ("monai", 2), ("monai", -1)])
 def test_pixel_space_grids_fuse_and_equal_at_every_size(kind, power):
     model = torchvision_like() if kind == "torchvision" else monai_like(power)
     result = fuse_alone(model)
@@ -102,7 +106,8 @@ def test_pixel_space_grids_fuse_and_equal_at_every_size(kind, power):
 
 def monai_theta(h, w, power):
     """The theta monai_like's grid is affine_grid of, at these dims."""
-    scale = np.array([[2 / w ** power], [2 / h ** power]])
+    scale = np.array([[2 / w ** power], [2 / h ** power]]) if power > 0 else \
+        np.array([[2 * (w - 1) / w ** 2], [2 * (h - 1) / h ** 2]])
     return np.repeat((MONAI_PIXELS * scale)[None], 2, axis=0).astype(np.float32)
 
 
