@@ -53,6 +53,9 @@ def conclude(ident, base: dict, first: Outcome, ac: int) -> Verdict | Refusal:
                                "elsewhere: whether the model keeps it there is not known")
             pinned_groups.add(g)
             verdict.pinned[rep] = base[rep]
+    refusal = _empty_batch(ident, base, ac, pinned_groups, first, follows, verdict)
+    if refusal:
+        return refusal
     if ident.proof and ident.proof.extent_branched:  # a branch sized the grid: its size tensor says, not a dim
         computed |= set(range(1, len(first.shape) - 1))
     dims = [Computed() if a in computed else Follows(plan.rep(follows[a])) if a in follows else Static(int(n))
@@ -72,6 +75,38 @@ def conclude(ident, base: dict, first: Outcome, ac: int) -> Verdict | Refusal:
     elif isinstance(verdict.theta_batch, Follows):
         verdict.broadcast_theta = _broadcasts(ident, base, ac, verdict.batch)
     return verdict
+
+
+def _empty_batch(ident, base: dict, ac: int, pinned: set, first: Outcome, follows: dict,
+                 verdict: Verdict) -> Refusal | None:
+    """A size baked into constants binds only while there are items: with a batch of 0 a
+    Reshape to it takes any size (no elements to count). Each pinned group is tried at another
+    value with the batch at 0: an output dim that follows it there follows the input's dim in the
+    rewrite too (at every batch above 0 the original only runs where it equals the pinned value);
+    a dim that neither stays nor follows cannot be written."""
+    plan, sym = ident.dims, ident.symbols
+    batch = sym.batch_class
+    if batch is None or not pinned:
+        return None
+    batch_group = plan.group_of(batch)
+    if batch_group in pinned:
+        return None
+    for g in sorted(pinned):
+        rep = plan.rep(g)
+        value = plan.fresh(g, set(base.values()))
+        empty = plan.with_value(plan.with_value(base, batch_group, 0), g, value)
+        other = ident.check(empty, (ac,), salt=90 + g)
+        if not isinstance(other, Outcome):
+            continue  # the original does not run there either
+        for axis, (a, b) in enumerate(zip(first.shape[1:-1], other.shape[1:-1]), start=1):
+            if a == b:
+                continue
+            if a == base[rep] and b == value and follows.get(axis, g) == g:
+                follows[axis] = g
+                verdict.empty_follows.add(rep)
+            else:
+                return Refusal(f"with no items, the grid's size follows {sym.name(rep)} other than the input does")
+    return None
 
 
 def _tie_co_valued(ident, base: dict, ac: int) -> None:

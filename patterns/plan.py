@@ -98,6 +98,9 @@ def _plan(ctx: MatchContext, sampler: Sampler, found: Recognition, target: str, 
     # The size reads N and C from Shape(x) even where they are static (one Shape for all).
     batch, channels = DimOf(sampler.x, 0), DimOf(sampler.x, 1)
     spatial = [_piece(symbols, d, size_value, 2 + i) for i, d in enumerate(verdict.spatial)]
+    if target == TENSORRT:  # a plugin takes its size as an attribute: a pinned size is the one with items
+        spatial = [Const(verdict.pinned[d.cls]) if isinstance(d, Follows) and d.cls in verdict.pinned else p
+                   for p, d in zip(spatial, verdict.spatial)]
     if None in spatial:
         return "cannot name the tensors whose dims the output size follows"
     if target == TENSORRT and any(not isinstance(p, Const) for p in spatial):  # plugins get dims, not values
@@ -114,8 +117,13 @@ def _plan(ctx: MatchContext, sampler: Sampler, found: Recognition, target: str, 
 
     n_name = image_decl[0] if image_decl[0] is not None else dim_name(verdict.batch)
     out_dims = [n_name, image_decl[1], *(dim_name(d) for d in verdict.spatial)]
-    warnings += [f"the original only runs with {symbols.name(cls, value)} (sizes baked into its constants); "
-                 "the rewrite is written for that size" for cls, value in verdict.pinned.items()]
+    for cls, value in verdict.pinned.items():
+        if cls not in verdict.empty_follows:
+            warnings.append(f"the original only runs with {symbols.name(cls, value)} (sizes baked into its "
+                            "constants); the rewrite is written for that size")
+        elif target == TENSORRT:
+            warnings.append(f"the original only runs with {symbols.name(cls, value)} while it has items (with none, "
+                            "its output follows the input's size); the plugin is written for that size")
     warnings += verdict.notes
     atol = None
     if verdict.precision in _HALF and sampler.mode == "nearest":

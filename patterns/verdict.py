@@ -41,6 +41,7 @@ class Verdict:
     theta_batch: OutputDim = Static(1)
     broadcast_theta: bool = False  # theta's batch may be 1 where the grid's is not: expand it
     pinned: dict = field(default_factory=dict)  # class -> the only value the original accepts
+    empty_follows: set = field(default_factory=set)  # pinned classes output dims follow (with no items, any value runs)
     size_one: dict = field(default_factory=dict)  # output spatial dim -> its size-1 coordinate, when not 0
     size_from: int | None = None  # known grid op whose size tensor gives computed dims
     size_exact: bool = False  # that tensor is exactly [N, C, *spatial] of the sampler

@@ -104,9 +104,10 @@ def test_baked_base_grid_under_symbolic_dims():
     model = g.model(18)
     result = fuse_alone(model)
     (node,) = custom_nodes(result.model)
-    assert attrs_of(node) == {"align_corners": 1, "mode": "bilinear", "padding_mode": "zeros",
-                              "output_size": [16, 12]}
-    assert "s53=16" in " ".join(result.report.rewrites[0].warnings)
+    # 16 x 12 binds only while there are items (a Reshape of no elements takes any size): the
+    # size is read from x, which is 16 x 12 in every run with items (test_declared_dims.py)
+    assert attrs_of(node) == {"align_corners": 1, "mode": "bilinear", "padding_mode": "zeros"}
+    assert len(node.input) == 3
     feeds = inputs([3, 3, 16, 12], [3, 2, 3])
     assert_warp_outputs(run_split(result.model, feeds)[0], ort_run(model, feeds)[0], feeds, fused=result.model)
 

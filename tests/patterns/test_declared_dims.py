@@ -1,0 +1,68 @@
+"""Dims are what the ops make them (issue 39, item 8): a graph output's declared dims are not
+believed, and a batch of 0 is a batch the original runs."""
+
+import os
+
+import numpy as np
+import onnx
+from onnx import helper
+
+import surgeon
+
+from .graphs import op_counts
+from .helpers import MODELS, fuse_alone, fuse_sample
+from .runner import ort_run, run_split
+from ..error_bounds import assert_warp_outputs
+
+
+def _fused_output(model, feeds):
+    """The fused model's one output, on the reference kernels (torch's refuses an empty batch)."""
+    if all(np.shape(v)[0] for v in feeds.values()):
+        return run_split(model, feeds)[0]
+    (out,) = surgeon.run(model, feeds).values()
+    return out
+
+
+def _stale_output_declaration():
+    """AffineGrid(theta, Shape(x)) sampled, y declared [2, 3, 8, 8] though it follows x."""
+    x = helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, ["N", 3, "H", "W"])
+    theta = helper.make_tensor_value_info("theta", onnx.TensorProto.FLOAT, ["N", 2, 3])
+    y = helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [2, 3, 8, 8])
+    nodes = [helper.make_node("Shape", ["x"], ["s"]), helper.make_node("AffineGrid", ["theta", "s"], ["grid"]),
+             helper.make_node("GridSample", ["x", "grid"], ["y"])]
+    return helper.make_model(helper.make_graph(nodes, "g", [x, theta], [y]),
+                             opset_imports=[helper.make_opsetid("", 20)])
+
+
+def test_a_graph_outputs_declared_dims_are_not_believed():
+    model = _stale_output_declaration()
+    result = fuse_alone(model)
+    assert op_counts(result.model) == {"Shape": 1, "custom.ops::FusedGridSample": 1}
+    (fused,) = [n for n in result.model.graph.node if n.domain == "custom.ops"]
+    assert "output_size" not in {a.name for a in fused.attribute}  # the size is read from x at run time
+    declared = [d.dim_param or d.dim_value for d in result.model.graph.output[0].type.tensor_type.shape.dim]
+    assert declared == ["N", 3, "H", "W"]
+    rng = np.random.default_rng(0)
+    for shape in ((1, 3, 5, 7), (0, 3, 6, 4)):
+        feeds = {"x": rng.random(shape, dtype=np.float32), "theta": rng.random((shape[0], 2, 3), dtype=np.float32)}
+        got, want = _fused_output(result.model, feeds), ort_run(model, feeds)[0]
+        assert got.shape == want.shape == shape
+        if shape[0]:
+            assert_warp_outputs(got, want, feeds)
+
+
+def test_a_size_baked_into_constants_binds_only_while_there_are_items():
+    # the dynamo export reshapes a 16 x 12 base grid: with items it runs only at 16 x 12, with no
+    # items at any size (there is nothing to count), and its output then follows x
+    name = "affine_dynamo_opset18_2d_auto.onnx"
+    result = fuse_sample(name)
+    assert op_counts(result.model)["custom.ops::FusedGridSample"] == 1
+    assert not [w for r in result.report.rewrites for w in r.warnings if "only runs with" in w]
+    model = onnx.load(os.path.join(MODELS, name))
+    rng = np.random.default_rng(1)
+    for n, h, w in ((2, 16, 12), (0, 16, 12), (0, 6, 5)):
+        feeds = {"x": rng.random((n, 3, h, w), dtype=np.float32), "theta": rng.random((n, 2, 3), dtype=np.float32)}
+        got, want = _fused_output(result.model, feeds), ort_run(model, feeds)[0]
+        assert got.shape == want.shape == (n, 3, h, w)
+        if n:
+            assert_warp_outputs(got, want, feeds)
