@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from surgeon import Refusal
 
+from .small_dims import combinations
 from .sources import MapSource
 from .verdict import Computed, Failure, Follows, Outcome, Static, Verdict
 
@@ -144,11 +145,15 @@ def _size_one(ident, base: dict, ac: int, pinned: set, verdict: Verdict) -> Refu
     at 1, nothing is lost."""
     plan = ident.dims
     moved = dict(verdict.size_one)
-    for g in range(len(plan.groups)):
-        if g in pinned:
-            continue
-        name = ident.symbols.name(plan.rep(g), 1)
-        result = ident.check(plan.with_value(base, g, 1), (ac,), salt=40 + g)
+    free = [g for g in range(len(plan.groups)) if g not in pinned]
+    # a region proved past a branch at size 1 (small_dims.py) is checked at every combination
+    ones_sets = combinations(free) if ident.proof and ident.proof.small_dims else [(g,) for g in free]
+    for ones in ones_sets:
+        assign = base
+        for g in ones:
+            assign = plan.with_value(assign, g, 1)
+        name = " and ".join(ident.symbols.name(plan.rep(g), 1) for g in ones)
+        result = ident.check(assign, (ac,), salt=40 + sum(ones))
         if isinstance(result, Outcome):
             for axis, coordinate in result.agreement.size_one:
                 if moved.setdefault(axis, coordinate) != coordinate:

@@ -24,7 +24,7 @@ import numpy as np
 from onnx import TensorProto, helper
 
 from surgeon import MatchContext, Refusal, SurgeonError
-from surgeon.recognise import evaluate_region
+from surgeon.recognise import BRANCH, evaluate_region
 
 from . import ties
 from .conclude import conclude
@@ -34,6 +34,7 @@ from .prove import DoesNotRun, GridProof, prove_grid, unread
 from .region import ProbeFailed, Region
 from .reparam import ThetaMap, fit_items, fit_map
 from .scaling import measure
+from .small_dims import prove_beyond_one
 from .sources import FixedSource, MapSource, PlainSource
 from .thetas import KIND_COUNT
 from .verdict import Failure, Outcome, Verdict, stale_grid_type
@@ -135,6 +136,8 @@ class Identifier:
             proof = prove_grid(self.ctx, self.cut, self.symbols, feeds, not fed, self.dims.group_of, values)
         except DoesNotRun as exc:
             return Failure(f"the region does not run on probe dims: {exc}", ran=False)
+        if isinstance(proof, Refusal) and BRANCH in proof.reason:  # settled but at size 1?
+            proof = prove_beyond_one(self, base, proof)
         if isinstance(proof, Refusal):
             raise Refused(proof.reason)
         if fed and self.mode == "plain":
@@ -145,6 +148,18 @@ class Identifier:
                               "reach the rewrite's output only")
         self.proof = proof
         return None
+
+    def prove_at(self, assign: dict, bounds) -> GridProof | Refusal | None:
+        """The proof at these dims with each group's dims in ``bounds(group)``; None where the
+        region does not run."""
+        fed = self.mode != "fixed" and self.source is not None and self.source.fed
+        thetas = self.source.thetas(self.theta_count(assign), 0, 0)[0] if fed else None
+        try:
+            feeds, _ = self.region.inputs(assign, thetas)
+            values = evaluate_region(self.ctx, self.cut.nodes, feeds)
+            return prove_grid(self.ctx, self.cut, self.symbols, feeds, not fed, self.dims.group_of, values, bounds)
+        except (ProbeFailed, SurgeonError, DoesNotRun):
+            return None
 
     def start(self, base: dict) -> Outcome | Failure:
         """At these dims: the proof, then the first identification (a map or a fitted theta when

@@ -33,6 +33,7 @@ class GridProof:
     item: int  # elements in one theta item
     narrowed: list[str]  # float casts that narrow on the way
     extent_branched: bool = False  # the grid op's size came out of a branch: read it, never a dim
+    small_dims: bool = False  # proved over dims of at least 2 and each combination at 1 (small_dims.py)
 
 
 def _grid_rule(theta_index: int, size_index: int | None):
@@ -82,7 +83,10 @@ for _domain in ("", "org.pytorch.aten", "com.microsoft"):
     GRID_RULES[(_domain, "ATen")] = _aten
 
 
-def _leaves(cut: Cut, symbols, feeds: dict, fixed: bool, group_of) -> dict[str, Abstract]:
+AT_LEAST_ONE = (1.0, np.inf)
+
+
+def _leaves(cut: Cut, symbols, feeds: dict, fixed: bool, group_of, bounds) -> dict[str, Abstract]:
     leaves: dict[str, Abstract] = {}
     if cut.theta is not None and not fixed:
         owner = symbols.owners[cut.theta]
@@ -108,6 +112,7 @@ def _leaves(cut: Cut, symbols, feeds: dict, fixed: bool, group_of) -> dict[str, 
                 abstract.kind[i], abstract.lo[i], abstract.hi[i] = KNOWN, d, d
             else:  # dims tied into one group are one dim: Max(N, N') of tied batches is settled
                 abstract.sym[i] = group_of(d.cls)
+                abstract.lo[i], abstract.hi[i] = bounds(abstract.sym[i])
         leaves[leaf.outputs[0]] = abstract
     for value in cut.int_leaves:
         leaves[value] = dims(np.shape(feeds[value]), -np.inf, np.inf, data=value)
@@ -118,12 +123,13 @@ class DoesNotRun(Exception):
     """The region does not run at these dims (the original would not either): try others."""
 
 
-def prove_grid(ctx, cut: Cut, symbols, feeds: dict, fixed: bool, group_of, values: dict | None = None
-               ) -> GridProof | Refusal:
+def prove_grid(ctx, cut: Cut, symbols, feeds: dict, fixed: bool, group_of, values: dict | None = None,
+               bounds=lambda group: AT_LEAST_ONE) -> GridProof | Refusal:
     """The proof at one set of dims (``feeds``: the region's inputs there), or why there is none;
     ``DoesNotRun`` when the region does not run there. ``group_of(cls)``: the group of dims a
-    class is tied into at these dims; ``values``: the region evaluated there, when at hand."""
-    leaves = _leaves(cut, symbols, feeds, fixed, group_of)
+    class is tied into at these dims; ``values``: the region evaluated there, when at hand;
+    ``bounds(group)``: the (lo, hi) every dim of that group is proved over (at least 1)."""
+    leaves = _leaves(cut, symbols, feeds, fixed, group_of, bounds)
     try:
         proof = prove(ctx, cut.nodes, [cut.grid], leaves, feeds, GRID_RULES, values)
     except NotProved as exc:

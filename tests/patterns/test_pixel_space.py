@@ -116,3 +116,51 @@ def test_a_divisor_that_is_no_power_of_the_dims_is_refused():
     result = fuse_alone(torchvision_like(offset=0.25))
     assert not result.report.rewrites
     assert "depends on" in refusal_reasons(result), refusal_reasons(result)
+
+
+def linspace_grid(threshold: float = 1.0):
+    """A base grid of torch.linspace(-1, 1, n) as dynamo writes it, per axis
+    ``where(n > 1, (arange(n) / (n - 1) - 0.5) * 2, arange(n) * 0)``, times theta: a comparison of
+    a size settled for every n but 1 (``threshold`` 3 compares with 3: n = 2 and 3 go the other way)."""
+    g = G()
+    x = g.input("x", ["N", 3, "H", "W"])
+    theta = g.input("theta", ["N", 2, 3])
+    shape = g.op("Shape", x)
+
+    def axis(a):
+        n = g.op("Cast", g.op("Squeeze", g.op("Shape", x, start=a, end=a + 1)), to=TensorProto.FLOAT)
+        steps = g.op("Range", g.const(np.float32(0)), n, g.const(np.float32(1)))
+        spread = g.op("Mul", g.op("Sub", g.op("Div", steps, g.op("Sub", n, g.const(np.float32(1)))),
+                                  g.const(np.float32(0.5))), g.const(np.float32(2)))
+        return g.op("Where", g.op("Greater", n, g.const(np.float32(threshold))), spread,
+                    g.op("Mul", steps, g.const(np.float32(0))))
+
+    ys, xs = axis(2), axis(3)
+    n_h = g.op("Shape", x, start=2, end=3)
+    n_w = g.op("Shape", x, start=3, end=4)
+    hw1 = g.op("Concat", n_h, n_w, g.ints([1]), axis=0)
+    gx = g.op("Expand", g.op("Reshape", xs, g.ints([1, -1, 1])), hw1)
+    gy = g.op("Expand", g.op("Reshape", ys, g.ints([-1, 1, 1])), hw1)
+    ones = g.op("Expand", g.const(np.ones((1, 1, 1), np.float32)), hw1)
+    base = g.op("Reshape", g.op("Concat", gx, gy, ones, axis=2), g.ints([1, -1, 3]))
+    points = g.op("MatMul", base, g.op("Transpose", theta, perm=[0, 2, 1]))
+    grid = g.op("Reshape", points, g.op("Concat", g.op("Shape", x, start=0, end=1), n_h, n_w, g.ints([2]), axis=0))
+    g.op("GridSample", x, grid, out="y", align_corners=1)
+    g.output("y")
+    return g.model(20)
+
+
+def test_a_branch_on_sizes_settled_but_at_one_is_proved_on_both_sides():
+    # n > 1 goes the other way only at n = 1: proved for n >= 2, then with H, W or both at 1
+    model = linspace_grid()
+    result = fuse_alone(model)
+    assert op_counts(result.model)["custom.ops::FusedGridSample"] == 1, result.report.summary()
+    for h, w in ((8, 8), (5, 13), (1, 9), (7, 1), (1, 1)):
+        feeds = _inputs(model, h, w)
+        assert_warp_outputs(run_split(result.model, feeds)[0], ort_run(model, feeds)[0], feeds, what=f"{h}x{w}")
+
+
+def test_a_branch_on_sizes_past_one_is_refused():
+    result = fuse_alone(linspace_grid(threshold=3.0))
+    assert not result.report.rewrites
+    assert "(Greater) compares values derived from the input dims" in refusal_reasons(result)

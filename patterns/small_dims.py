@@ -1,0 +1,53 @@
+"""Branches on sizes that go the other way only where a dim is 1.
+
+torch's ``linspace`` as dynamo writes it is ``where(W > 1, (arange / (W - 1) - 0.5) * 2, 0)``:
+a comparison of a size that is settled for every W but 1. Proved over dims of at least 2, such
+a region is affine there; then every combination of dim groups at 1 is proved on its own (those
+groups at exactly 1, the others at least 2, the region evaluated there), so the proofs together
+cover every size. The identification then checks each of those combinations too (``conclude``).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from surgeon import Refusal
+
+from .prove import GridProof
+
+MAX_GROUPS = 5  # 31 combinations at most; past that the first refusal stands
+AT_LEAST_TWO = (2.0, np.inf)
+EXACTLY_ONE = (1.0, 1.0)
+
+
+def one_groups(ident) -> list[int]:
+    """The dim groups a probe may set to 1: not fixed by a static dim."""
+    plan = ident.dims
+    return [g for g, members in enumerate(plan.groups) if not any(c in plan.fixed for c in members)]
+
+
+def combinations(groups: list[int]):
+    for r in range(1, len(groups) + 1):
+        yield from itertools.combinations(groups, r)
+
+
+def prove_beyond_one(ident, base: dict, refusal: Refusal) -> GridProof | Refusal:
+    """``refusal`` (a branch on sizes at dims of at least 1) replaced by a proof over dims of at
+    least 2 and one for each combination of groups at 1, or ``refusal`` itself."""
+    relaxed = ident.prove_at(base, lambda group: AT_LEAST_TWO)
+    groups = one_groups(ident)
+    if not isinstance(relaxed, GridProof) or len(groups) > MAX_GROUPS:
+        return refusal
+    for ones in combinations(groups):
+        assign = base
+        for g in ones:
+            assign = ident.dims.with_value(assign, g, 1)
+        proof = ident.prove_at(assign, lambda group, ones=ones: EXACTLY_ONE if group in ones else AT_LEAST_TWO)
+        if proof is None:
+            continue  # the region does not run there: nor does the original
+        if not isinstance(proof, GridProof):
+            return refusal
+    relaxed.small_dims = True
+    return relaxed
