@@ -86,20 +86,30 @@ def test_size_one_static_equals_the_original(out):
 
 @pytest.mark.parametrize("with_theta", [True, False])
 @pytest.mark.parametrize("value", [0.0, -1.0, 1.0, 0.5])
-def test_size_one_special_case_is_a_branch_on_sizes(value, with_theta):
-    # Where(H == 1, value, linspace) and Max(H - 1, 1): branches on a dynamic H. The proof refuses
-    # them by name (a probe cannot see every side of a branch); fixed dims fold them, and the grid
-    # then fuses and equals the original (a row at 0.5 is a map of theta when H is fixed at 1).
+def test_size_one_special_case_is_proved_on_both_sides(value, with_theta):
+    # Where(H == 1, value, linspace) and Max(H - 1, 1): branches on a dynamic H that go the other
+    # way only at H = 1. Proved for H >= 2 and at H = 1 on its own (small_dims.py), the grid is
+    # affine_grid(theta) on both sides where the single row sits at a coordinate the rewrite
+    # reproduces (torch's 0, ONNX's -1, onnxruntime's +1), and refused at 0.5, naming H = 1;
+    # fixed dims fold the branch either way, and the grid then fuses and equals the original.
     model = size_one_special(value, with_theta=with_theta)
     result = fuse_alone(model)
-    assert not result.report.rewrites, result.report.summary()
-    reason = refusal_reasons(result)
-    assert "a branch on sizes" in reason and "--input-shape" in reason, reason
-    for h in (1, 7):
-        fixed = fuse_alone(model, input_shapes={"x": [2, 3, h, 12], **({"theta": [2, 2, 3]} if with_theta else {})})
-        assert op_counts(fixed.model)["custom.ops::FusedGridSample"] == 1, (h, fixed.report.summary())
+    if value == 0.5:
+        assert not result.report.rewrites, result.report.summary()
+        assert "with H=1 (x[2]), the grid is not affine_grid" in refusal_reasons(result)
+    else:
+        assert op_counts(result.model)["custom.ops::FusedGridSample"] == 1, result.report.summary()
+    for h in (1, 2, 7):
         feeds = signed_inputs([2, 3, h, 12], [2, 2, 3]) if with_theta else \
             {"x": np.random.default_rng(3).random([2, 3, h, 12], dtype=np.float32)}
+        if value != 0.5:
+            theta = None if with_theta else np.array([[[0.8, 0, 0.1], [0, -0.6, -0.2]]] * 2)  # the trap's constants
+            assert_warp_outputs(run_split(result.model, feeds)[0], ort_run(model, feeds)[0], feeds, theta=theta,
+                                what=f"H={h}")
+        if h == 2:
+            continue
+        fixed = fuse_alone(model, input_shapes={"x": [2, 3, h, 12], **({"theta": [2, 2, 3]} if with_theta else {})})
+        assert op_counts(fixed.model)["custom.ops::FusedGridSample"] == 1, (h, fixed.report.summary())
         assert_warp_outputs(run_split(fixed.model, feeds)[0], ort_run(model, feeds)[0], feeds, fused=fixed.model)
 
 
