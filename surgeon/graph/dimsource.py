@@ -13,7 +13,7 @@ from typing import Callable
 
 import numpy as np
 
-from .node import Node
+from .node import Node, shape_range
 
 # Ops whose output 0 has input 0's shape, whatever its values.
 _SAME_SHAPE = frozenset({
@@ -98,8 +98,7 @@ class DimSources:
             rank = self._rank(ins[0])
             if rank is None:
                 return None
-            start, end = node.attrs.get("start", 0), node.attrs.get("end", rank)
-            start, end = (max(0, min(rank, s + rank if s < 0 else s)) for s in (start, end))
+            start, end = shape_range(node, rank)
             return (ins[0], start + index) if start + index < end else None
         if op == "Cast":
             return self._element(ins[0], index, depth + 1) if node.attrs.get("to") in _INT_TYPES else None
@@ -155,8 +154,7 @@ class DimSources:
             rank = self._rank(node.inputs[0])
             if rank is None:
                 return None
-            start, end = node.attrs.get("start", 0), node.attrs.get("end", rank)
-            start, end = (max(0, min(rank, s + rank if s < 0 else s)) for s in (start, end))
+            start, end = shape_range(node, rank)
             return max(0, end - start)
         dims = self._shape(value)
         if dims is not None and len(dims) <= 1:

@@ -22,7 +22,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from .index import GraphIndex
-from .node import Node
+from .node import Node, shape_range
 
 # Ops folded when all their inputs are known; only shape-sized data is ever folded.
 _FOLDABLE = {
@@ -135,9 +135,8 @@ class ConstantFolder:
             info = self.shape_of(node.inputs[0])
             if info is None or not _static(info[1]):
                 return None
-            dims = np.array(info[1], dtype=np.int64)
-            start, end = node.attr("start", 0), node.attr("end", None)
-            return dims[start:end]
+            start, end = shape_range(node, len(info[1]))
+            return np.array(info[1][start:end], dtype=np.int64)
         if node.is_op("Size"):
             info = self.shape_of(node.inputs[0])
             if info is None or not _static(info[1]):

@@ -35,6 +35,16 @@ def is_op(node: "Node | NodeProto | None", op_type: str, domain: str = "") -> bo
     return node.domain == domain
 
 
+def shape_range(node: "Node", rank: int) -> tuple[int, int]:
+    """The dims ``[start, end)`` an ONNX ``Shape`` node returns of an input of ``rank`` dims: its
+    ``start``/``end`` attributes (default 0 and ``rank``) count from the end when negative and are
+    clamped to ``[0, rank]``; ``end <= start`` is no dims. The one reading of those attributes."""
+    def clamp(i: int) -> int:
+        return max(0, min(rank, i + rank if i < 0 else i))
+
+    return clamp(node.attr("start", 0)), clamp(node.attr("end", rank))
+
+
 class Node:
     """A node of the graph being rewritten. ``inputs``/``outputs`` are value names ("" = absent)."""
 

@@ -8,6 +8,7 @@ constant, shape-derived, affine in the region's variables (and which of their el
 reads) or neither, and which branches on sizes a probe could not see.
 """
 
+from ..graph.node import shape_range
 from .bounds import BRANCH
 from .elements import (AFFINE, BRANCHED, DIMS, KNOWN, NAMES, OTHER, Abstract, NotProved, branch_of, dims, known,
                        mark_branch, variable)
@@ -19,4 +20,4 @@ from .region import Probe, Region, cut, probes, reads_only_shapes
 __all__ = ["BRANCH", "prove", "Proof", "Abstract", "NotProved", "TABLE", "KNOWN", "DIMS", "AFFINE", "OTHER", "BRANCHED",
            "NAMES", "known", "dims", "variable", "mark_branch", "branch_of", "Recogniser", "Recognised", "Region",
            "Probe", "cut", "probes", "region_key", "fingerprint", "reads_only_shapes",
-           "evaluate_region"]
+           "evaluate_region", "shape_range"]

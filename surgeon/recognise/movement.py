@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..graph.node import shape_range
 from .arith import finish
 from .bounds import branch
 from .elements import AFFINE, BRANCHED, DIMS, KNOWN, OTHER, Abstract, NotProved, branch_of, dims, known, mark_branch, move
@@ -85,10 +86,8 @@ def shape_of(node, ins, vals, outs):
     a = ins[0]
     if node.op_type == "Size" or a.axes is None:
         return [finish(dims(np.shape(outs[0]), 0, np.inf, a.data), outs[0])]
-    rank = len(a.axes)
-    start, end = node.attr("start", 0), node.attr("end", rank)
-    start, end = (start + rank if start < 0 else start), (end + rank if end < 0 else end)
-    syms = list(a.axes[max(0, start):max(0, min(end, rank))])
+    start, end = shape_range(node, len(a.axes))
+    syms = list(a.axes[start:end])
     return [finish(dims(np.shape(outs[0]), 0, np.inf, a.data, sym=syms), outs[0])]
 
 

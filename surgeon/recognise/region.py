@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import SurgeonError
+from ..graph.node import shape_range
 from ..graph.walk import BackWalk
 from ..rewrite.match import Refusal
 
@@ -135,10 +136,8 @@ class Probe:
             if node.op_type == "Size":
                 feeds[node.outputs[0]] = np.array(int(np.prod(dims)), np.int64)
                 continue
-            rank = len(dims)
-            start, end = node.attr("start", 0), node.attr("end", rank)
-            start, end = (start + rank if start < 0 else start), (end + rank if end < 0 else end)
-            feeds[node.outputs[0]] = np.array(dims[max(0, start):max(0, min(end, rank))], np.int64)
+            start, end = shape_range(node, len(dims))
+            feeds[node.outputs[0]] = np.array(dims[start:end], np.int64)
         return feeds
 
     def __call__(self, value: np.ndarray) -> np.ndarray:
