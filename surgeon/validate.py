@@ -52,6 +52,7 @@ from __future__ import annotations
 import logging
 import numbers
 import time
+from dataclasses import dataclass, replace
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -59,7 +60,7 @@ import numpy as np
 from . import arguments, graphsurgeon
 from .errors import InvalidArgumentError, SurgeonError
 from .logs import log_lines
-from .plugins import resolve
+from .plugins import PluginSet, resolve
 from .runtime.compare import compare, missing
 from .runtime.draws import describe, far_drawers, input_drawers
 from .runtime.inputs import DEFAULT_MAX_BYTES, DEFAULT_SEED, check_feeds, describe_floats, random_inputs
@@ -79,6 +80,46 @@ __all__ = ["validate", "ValidationReport", "RewriteCheck"]
 log = logging.getLogger(__name__)
 
 
+@dataclass(frozen=True)
+class ValidationSettings:
+    """What one ``validate`` call was asked, as one value its rounds share: the tolerances (None:
+    per rewrite and per dtype, and beyond them what rounding explains), the fraction of elements
+    allowed outside them, where the models run (``plugins``, ``device``, ``engine``), how inputs
+    are drawn (``shapes``: dims fixed by the user or by the rewrite; ``seed``; ``max_bytes``) and
+    whether drawn inputs are checked again far away (``far``). The far round takes a copy with
+    the next seed."""
+
+    atol: float | None
+    rtol: float | None
+    max_mismatch: float
+    device: str
+    engine: str
+    plugins: PluginSet  # resolved by ``_validate`` (until then, what the caller gave)
+    shapes: Mapping[str, Sequence[int]]
+    seed: int
+    max_bytes: int
+    far: bool
+
+    @property
+    def explain(self) -> bool:
+        """Whether rounding may explain an element outside tolerance: a tolerance the user gave
+        is taken as given."""
+        return self.atol is None and self.rtol is None
+
+    def report(self, engine: str) -> ValidationReport:
+        """An empty report of a round under these settings."""
+        return ValidationReport(atol=self.atol, rtol=self.rtol, max_mismatch=self.max_mismatch, device=self.device,
+                                engine=engine)
+
+    def runner_for(self, model) -> Runner:
+        """The cached runner of ``model``, run as written (no graph optimisation)."""
+        return get_runner(model, self.plugins, self.device, self.engine, optimize=False)
+
+    def probe_runner(self, loaded) -> Runner:
+        """A new runner (not cached) of a probe's model, run as written."""
+        return make_runner(loaded, self.plugins, self.device, self.engine, optimize=False)
+
+
 def validate(original, rewritten, feeds: Mapping[str, np.ndarray] | None = None, atol: float | None = None,
              rtol: float | None = None, device: str = "cpu", *,
              input_shapes: Mapping[str, Sequence[int]] | None = None, seed: int = DEFAULT_SEED,
@@ -95,9 +136,11 @@ def validate(original, rewritten, feeds: Mapping[str, np.ndarray] | None = None,
     stderr. Returns the report, passed or not (``fuse(validate=True)`` is what raises
     ``ValidationFailed``)."""
     _check_arguments(original, rewritten, feeds, atol, rtol, device, input_shapes, seed, max_mismatch)
+    how = ValidationSettings(atol=atol, rtol=rtol, max_mismatch=max_mismatch, device=device, engine=engine,
+                             plugins=plugins, shapes=dict(input_shapes or {}), seed=seed, max_bytes=max_bytes,
+                             far=far)
     with progress.quieted(quiet):
-        report = _validate(original, rewritten, feeds, atol, rtol, device, input_shapes=input_shapes, seed=seed,
-                           max_bytes=max_bytes, max_mismatch=max_mismatch, plugins=plugins, engine=engine, far=far)
+        report = _validate(original, rewritten, feeds, how)
     failures = report.failures()
     log_lines(log, report.notes + (report.far.notes if report.far is not None else []),
               [f"validation failed: {line}" for line in failures[:12]])
@@ -120,56 +163,53 @@ def _check_arguments(original, rewritten, feeds, atol, rtol, device, input_shape
             raise InvalidArgumentError(f"{label} must be >= 0, got {value}")
 
 
-def _validate(original, rewritten, feeds, atol, rtol, device, *, input_shapes, seed, max_bytes, max_mismatch, plugins,
-              engine, far) -> ValidationReport:
-    plugins = resolve(plugins)
+def _validate(original, rewritten, feeds, how: ValidationSettings) -> ValidationReport:
+    how = replace(how, plugins=resolve(how.plugins))
     original, rewritten = graphsurgeon.as_model(original), graphsurgeon.as_model(rewritten)
     timings: dict[str, float] = {}
     start = time.perf_counter()
     with progress.working("loading the models"):
-        orig = get_runner(original, plugins, device, engine, optimize=False)
-        rew = get_runner(rewritten, plugins, device, engine, optimize=False)
+        orig = how.runner_for(original)
+        rew = how.runner_for(rewritten)
     _check_same_inputs(orig, rew)
     orig.plan(), rew.plan()  # a missing kernel or an unsupported body is an error, not a failed rewrite
-    report = ValidationReport(atol=atol, rtol=rtol, max_mismatch=max_mismatch, device=device,
-                              engine=rew.engine.describe())
+    report = how.report(rew.engine.describe())
     report.notes.extend(rew.engine.notes)
     report.models = describe_models(original=orig, rewritten=rew)
     drawn = feeds is None
-    shapes = {**_fixed_by_rewrite(orig, rew), **dict(input_shapes or {})}
-    _round(report, orig, rew, plugins, feeds, shapes, seed, max_bytes, atol, rtol, max_mismatch, device, engine,
-           timings, far=False)
-    if drawn and far and report.passed:
-        _far_round(report, orig, rew, plugins, shapes, seed, max_bytes, atol, rtol, max_mismatch, device, engine)
+    how = replace(how, shapes={**_fixed_by_rewrite(orig, rew), **how.shapes})
+    _round(report, orig, rew, how, feeds, timings, far=False)
+    if drawn and how.far and report.passed:
+        _far_round(report, orig, rew, how)
     timings["total"] = time.perf_counter() - start
     report.timings = timings
     return report
 
 
-def _far_round(report: ValidationReport, orig: Runner, rew: Runner, plugins, shapes, seed, max_bytes, atol, rtol,
-               max_mismatch, device, engine) -> None:
+def _far_round(report: ValidationReport, orig: Runner, rew: Runner, how: ValidationSettings) -> None:
     """The same checks on inputs far past the near draws and past any probe of the matchers: what
     bends only there (a clamp at 20, ``min(W, 64)``, a gate on an integer at 0) shows. Skipped,
     with a note, where the original itself does not run on them."""
-    far = ValidationReport(atol=atol, rtol=rtol, max_mismatch=max_mismatch, device=device, engine=report.engine)
+    far = how.report(report.engine)
     try:
-        _round(far, orig, rew, plugins, None, shapes, seed + 1, max_bytes, atol, rtol, max_mismatch, device, engine,
-               {}, far=True)
+        _round(far, orig, rew, replace(how, seed=how.seed + 1), None, {}, far=True)
     except SurgeonError as exc:
         report.notes.append(f"far draws skipped: {str(exc).splitlines()[0]}")
         return
     report.far = far
 
 
-def _round(report: ValidationReport, orig: Runner, rew: Runner, plugins, feeds, shapes, seed, max_bytes, atol, rtol,
-           max_mismatch, device, engine, timings: dict, far: bool) -> None:
+def _round(report: ValidationReport, orig: Runner, rew: Runner, how: ValidationSettings, feeds, timings: dict,
+           far: bool) -> None:
     """One comparison of the two models, every rewrite and end to end, on ``feeds`` (None: drawn;
     ``far``: drawn far)."""
+    plugins, seed, atol, rtol = how.plugins, how.seed, how.atol, how.rtol
     start = time.perf_counter()
     drawers = {}
     if feeds is None:
         drawers = far_drawers(rew.proto, plugins) if far else input_drawers(rew.proto, plugins)
-        feeds, notes = random_inputs(orig.loaded, shapes, seed=seed, max_bytes=max_bytes, drawers=drawers, far=far)
+        feeds, notes = random_inputs(orig.loaded, how.shapes, seed=seed, max_bytes=how.max_bytes, drawers=drawers,
+                                     far=far)
         report.notes.extend(notes)
         source = f"random, seed {seed}, {describe_floats(far)}"
     else:
@@ -205,15 +245,13 @@ def _round(report: ValidationReport, orig: Runner, rew: Runner, plugins, feeds, 
     timings["original"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    runner_for = lambda model: get_runner(model, plugins, device, engine, optimize=False)  # noqa: E731
-    probe_runner = lambda loaded: make_runner(loaded, plugins, device, engine, optimize=False)  # noqa: E731 (not cached)
-    explain = atol is None and rtol is None  # a tolerance the user gave is taken as given
+    explain = how.explain
     with progress.working(f"checking {len(regions)} rewrite(s)"):
-        report.rewrites = _check_rewrites(regions, parts, orig, rew, reference, atol, rtol, max_mismatch, runner_for)
+        report.rewrites = _check_rewrites(regions, parts, orig, rew, reference, how)
         for check, region in zip(report.rewrites, regions):
             check.plugins = [plugins.origin_label(p) for p in region.patterns]
         if explain:
-            explain_rewrites(report, regions, parts, orig, feeds, reference, probe_runner, seed)
+            explain_rewrites(report, regions, parts, orig, feeds, reference, how.probe_runner, seed)
     timings["rewrites"] = time.perf_counter() - t
     _note_unchecked(report, rew)
 
@@ -230,17 +268,17 @@ def _round(report: ValidationReport, orig: Runner, rew: Runner, plugins, feeds, 
             if name not in result:
                 report.outputs.append(missing(name, "rewritten"))
                 continue
-            report.outputs.append(compare(name, reference[name], result[name], end_atol, rtol, max_mismatch))
+            report.outputs.append(compare(name, reference[name], result[name], end_atol, rtol, how.max_mismatch))
         if explain:
-            explain_outputs(report, parts, orig, feeds, reference, result, end_atol, rtol, probe_runner, seed)
+            explain_outputs(report, parts, orig, feeds, reference, result, end_atol, rtol, how.probe_runner, seed)
         report.pictures = pictures_of(orig.output_names, reference, result)
         extra = [n for n in rew.output_names if n not in orig.output_names]
         if extra:
             report.notes.append(f"the rewritten model has outputs the original lacks: {', '.join(extra)}")
     if explain and not far and source != "given":  # each rewrite on its own inputs at scale (runtime/scaled.py)
         t = time.perf_counter()
-        check_scales(report, regions, parts, orig, rew, feeds, reference, plugins, runner_for, probe_runner, _tolerance,
-                     seed)
+        check_scales(report, regions, parts, orig, rew, feeds, reference, plugins, how.runner_for, how.probe_runner,
+                     _tolerance, seed)
         timings["scales"] = time.perf_counter() - t
 
 
@@ -272,8 +310,8 @@ def _check_same_inputs(orig: Runner, rew: Runner) -> None:
                                f"{b[name].type_name} in the rewritten model")
 
 
-def _check_rewrites(regions: list[RewriteRegion], parts: list, orig: Runner, rew: Runner, reference: dict, atol, rtol,
-                    max_mismatch: float, runner_for) -> list[RewriteCheck]:
+def _check_rewrites(regions: list[RewriteRegion], parts: list, orig: Runner, rew: Runner, reference: dict,
+                    how: ValidationSettings) -> list[RewriteCheck]:
     checks = [RewriteCheck(r.names, r.ops, r.patterns, refs=r.refs) for r in regions]
     runnable = []
     for region, part, check in zip(regions, parts, checks):
@@ -285,28 +323,27 @@ def _check_rewrites(regions: list[RewriteRegion], parts: list, orig: Runner, rew
         return checks
     taken = top_level_values(rew.proto.graph) | top_level_values(orig.proto.graph)
     try:  # all regions in one model: its standard parts share sessions
-        _run_regions(runnable, rew, reference, taken, atol, rtol, max_mismatch, runner_for)
+        _run_regions(runnable, rew, reference, taken, how)
     except SurgeonError:
         for triple in runnable:  # one region broke: run them one by one to name it
             try:
-                _run_regions([triple], rew, reference, set(taken), atol, rtol, max_mismatch, runner_for)
+                _run_regions([triple], rew, reference, set(taken), how)
             except SurgeonError as exc:
                 triple[2].error = str(exc)
     return checks
 
 
-def _run_regions(triples, rew: Runner, reference: dict, taken: set[str], atol, rtol, max_mismatch: float,
-                 runner_for) -> None:
+def _run_regions(triples, rew: Runner, reference: dict, taken: set[str], how: ValidationSettings) -> None:
     regions = [r for r, _, _ in triples]
     model, renamed = check_model(regions, rew.loaded, reference, taken)
-    runner = runner_for(model)
+    runner = how.runner_for(model)
     leaves = {name: reference[name] for r in regions for name in r.leaves}
     values = runner.run(leaves)
     for region, part, check in triples:
         ops = max(len(part), len(region.nodes))
         check.rewritten = {name: values[renamed[name]] for name in region.produces}
         check.outputs = [compare(name, reference[name], check.rewritten[name],
-                                 *_tolerance(reference[name], ops, region.atol, atol, rtol), max_mismatch)
+                                 *_tolerance(reference[name], ops, region.atol, how.atol, how.rtol), how.max_mismatch)
                          for name in region.produces]
     keep_rewrite_pictures([(r, c) for r, _, c in triples], reference, values, renamed)
 
