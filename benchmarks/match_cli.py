@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import math
 import os
 import platform
 import resource
@@ -42,23 +41,12 @@ from onnx import TensorProto, helper
 
 import surgeon
 
-SQRT2 = math.sqrt(2.0)
+from match_scaling import SQRT2, ErfGelu  # noqa: E402 - benchmarks/ is on the path (the script's folder)
+
+__all__ = ["ErfGelu", "HardSwishClip", "HardSwishMaxMin"]  # the --plugin match_cli:Name targets
 
 
 # -- the patterns (surgeon: importable as --plugin match_cli:Name) -------------------------------
-
-
-class ErfGelu(surgeon.Pattern):
-    name = "erf-gelu"
-    domains = {"com.microsoft": 1}
-
-    @staticmethod
-    def template(op, x):
-        return op.Mul(op.Mul(x, op.Add(op.Erf(op.Div(x, SQRT2)), 1.0)), 0.5)
-
-    @staticmethod
-    def replacement(op, x):
-        return op.Gelu(x, _domain="com.microsoft")
 
 
 class HardSwishClip(surgeon.Pattern):

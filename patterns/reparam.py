@@ -41,7 +41,7 @@ class ThetaMap:
     bias: np.ndarray  # [q]
 
     def apply(self, theta: np.ndarray, k: int) -> np.ndarray:
-        flat = theta.reshape(theta.shape[0], -1).astype(np.float64)
+        flat = theta.reshape(theta.shape[0], int(np.prod(theta.shape[1:]))).astype(np.float64)  # 0 items too
         return (flat @ self.weight + self.bias).reshape(theta.shape[0], k, k + 1)
 
 

@@ -57,7 +57,8 @@ class DimScaling:
 
 def _monomials(exponents: np.ndarray, d: np.ndarray) -> np.ndarray:
     e, f = exponents[..., 0], exponents[..., 1]
-    return np.prod(d[None, :] ** e * (d[None, :] - 1) ** f, axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):  # 1/(d - 1) at d = 1: inf, as the original's
+        return np.prod(d[None, :] ** e * (d[None, :] - 1) ** f, axis=1)
 
 
 _CANDIDATES = [(e, f) for e in range(-MAX_EXPONENT, MAX_EXPONENT + 1) for f in range(-MAX_EXPONENT, MAX_EXPONENT + 1)]

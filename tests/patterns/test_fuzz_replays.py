@@ -50,6 +50,8 @@ CASES = {
     "2032:1062": "onnxruntime's optimiser computes Clip(max=Relu(constant)) otherwise: the original is run as written",
     "2034:2509": "a constant grid rounded to 2^-16 passed the fit at the probe tolerance",
     "2035:2251": "a bent base grid under theta / 65536: the map's fit passed at an absolute tolerance",
+    "2040:8474": "a map fitted past fmod(theta + 30, 60) - 30: -30 held only to float32's rounding at 30",
+    "2040:8954": "a map of theta applied to a batch of 0 items: ValueError in match",
 }
 
 
