@@ -16,7 +16,7 @@ from surgeon_ops.tensorrt import profile as tensorrt_profile
 
 from .grid_ops import CUSTOM_DOMAIN, read_known_grid
 from .plan import AFFINE, ENGINE_FORMS, FUSED, TARGETS, make_plan
-from .recognise import Recogniser
+from .recognise import GridRecogniser
 from .samplers import ANCHOR_OPS, Sampler, read_sampler
 from .write import Plan, Writer
 
@@ -31,7 +31,7 @@ class AffineGridSample(Pattern):
     targets = TARGETS + tuple(ENGINE_FORMS)
 
     def __init__(self):
-        self._recognise = Recogniser(self.name)  # keeps probe verdicts by region structure
+        self._recognise = GridRecogniser(self.name)  # keeps probe verdicts by region structure
 
     # -- match ---------------------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from onnx import TensorProto, helper
 
-from .pieces import Const
+from .pieces import Fixed
 
 
 def compensate(writer, theta: str, elem: int, batch) -> str:
@@ -23,7 +23,7 @@ def compensate(writer, theta: str, elem: int, batch) -> str:
     dynamic = []  # (column, coordinate, size piece)
     for axis, coordinate in sorted(plan.size_one.items()):
         column, piece = k - 1 - axis, plan.spatial[axis]  # x (column 0) runs along the last dim
-        if isinstance(piece, Const):
+        if isinstance(piece, Fixed):
             base[column, k] += coordinate if piece.value == 1 else 0.0
         else:
             dynamic.append((column, coordinate, piece))

@@ -31,7 +31,7 @@ from .conclude import conclude
 from .cut import Cut, theta_layout
 from .dims import DimPlan, Symbols
 from .prove import DoesNotRun, GridProof, prove_grid, unread
-from .region import ProbeFailed, Region
+from .region import GridRegion, ProbeFailed
 from .reparam import ThetaMap, fit_items, fit_map
 from .scaling import measure
 from .small_dims import prove_beyond_one
@@ -63,7 +63,7 @@ class Identifier:
         self.tol = TOLERANCES[self.precision]  # fits of theta and maps
         self.grid_tol = GRID_TOLERANCES[self.precision]  # a grid against affine_grid (rounding)
         elem = theta_elem or grid_elem or TensorProto.FLOAT
-        self.region = Region(ctx, cut, symbols, helper.tensor_dtype_to_np_dtype(elem))
+        self.region = GridRegion(ctx, cut, symbols, helper.tensor_dtype_to_np_dtype(elem))
         self.layout = theta_layout(symbols.owners[cut.theta]) if cut.theta and mode != "fixed" else None
         self.k = self.layout.k if self.layout else None
         self.source = PlainSource(self.layout) if self.layout else None

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
-class Const:
+class Fixed:
     """A size piece known statically."""
 
     value: int
@@ -29,4 +29,4 @@ class ElemOf:
     index: int
 
 
-Piece = Const | DimOf | ElemOf
+Piece = Fixed | DimOf | ElemOf

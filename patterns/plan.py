@@ -15,7 +15,7 @@ from .dims import Symbols
 from .recognise import Recognition
 from .samplers import Sampler
 from .verdict import Computed, Follows, Static, Verdict, stale_grid_type
-from .pieces import Const, DimOf, ElemOf, Piece
+from .pieces import Fixed, DimOf, ElemOf, Piece
 from .write import Plan
 
 # A grid rounded to half precision moves samples by a few 2^-11 of the image's half-width, so
@@ -40,7 +40,7 @@ def _piece(symbols: Symbols, dim, size_value: str | None, axis: int) -> Piece | 
     """A size piece for an output dim: a constant, a dim of a value's shape, or an element of an
     int tensor (a size given as data, or the model's own size tensor for computed dims)."""
     if isinstance(dim, Static):
-        return Const(dim.n)
+        return Fixed(dim.n)
     if isinstance(dim, Computed):
         return ElemOf(size_value, axis) if size_value else None
     found = symbols.classes[dim.cls]
@@ -49,7 +49,7 @@ def _piece(symbols: Symbols, dim, size_value: str | None, axis: int) -> Piece | 
 
 def _image_piece(image_dims: tuple, image: str, axis: int) -> Piece:
     d = image_dims[axis] if len(image_dims) > axis else None
-    return Const(d) if isinstance(d, int) else DimOf(image, axis)
+    return Fixed(d) if isinstance(d, int) else DimOf(image, axis)
 
 
 def make_plan(ctx: MatchContext, sampler: Sampler, found: Recognition, target: str,
@@ -99,11 +99,11 @@ def _plan(ctx: MatchContext, sampler: Sampler, found: Recognition, target: str, 
     batch, channels = DimOf(sampler.x, 0), DimOf(sampler.x, 1)
     spatial = [_piece(symbols, d, size_value, 2 + i) for i, d in enumerate(verdict.spatial)]
     if target == TENSORRT:  # a plugin takes its size as an attribute: a pinned size is the one with items
-        spatial = [Const(verdict.pinned[d.cls]) if isinstance(d, Follows) and d.cls in verdict.pinned else p
+        spatial = [Fixed(verdict.pinned[d.cls]) if isinstance(d, Follows) and d.cls in verdict.pinned else p
                    for p, d in zip(spatial, verdict.spatial)]
     if None in spatial:
         return "cannot name the tensors whose dims the output size follows"
-    if target == TENSORRT and any(not isinstance(p, Const) for p in spatial):  # plugins get dims, not values
+    if target == TENSORRT and any(not isinstance(p, Fixed) for p in spatial):  # plugins get dims, not values
         data = next((p.value for p in spatial if isinstance(p, ElemOf)), None)
         return ("target tensorrt: the output size is only known at run time, and a TensorRT plugin takes it as a "
                 "static attribute; " + (f"it is read from the values of {data!r}, which must become constants"
@@ -215,7 +215,7 @@ def _broadcast(verdict: Verdict, batch: Piece) -> Piece | None | str:  # batch: 
     if verdict.theta_value is not None:
         n = verdict.theta_value.shape[0]
         if n == 1:
-            return None if batch == Const(1) else batch
+            return None if batch == Fixed(1) else batch
         return None if verdict.batch == Static(n) else "the fitted theta differs per item of a dynamic batch"
     if verdict.theta_batch == verdict.batch and not verdict.broadcast_theta:
         return None

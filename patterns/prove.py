@@ -21,7 +21,7 @@ import numpy as np
 
 from surgeon import Refusal, SurgeonError
 from surgeon.recognise import (AFFINE, BRANCH, BRANCHED, DIMS, KNOWN, OTHER, Abstract, NotProved, branch_of, dims, known,
-                               mark_branch, prove, variable)
+                               mark_branch, prove, shape_range, variable)
 
 from .cut import Cut, theta_layout
 from .grid_ops import CUSTOM_DOMAIN
@@ -102,10 +102,8 @@ def _leaves(cut: Cut, symbols, feeds: dict, fixed: bool, group_of, bounds) -> di
             static = all(isinstance(d, int) for d in source_dims)
             leaves[leaf.outputs[0]] = known(value) if static else dims(value.shape, 1, np.inf)
             continue
-        rank = len(source_dims)
-        start, end = leaf.attr("start", 0), leaf.attr("end", rank)
-        start, end = (start + rank if start < 0 else start), (end + rank if end < 0 else end)
-        picked = source_dims[max(0, start):max(0, min(end, rank))]
+        start, end = shape_range(leaf, len(source_dims))
+        picked = source_dims[start:end]
         abstract = dims(value.shape, 1, np.inf, sym=-1)
         for i, d in enumerate(picked):
             if isinstance(d, int):  # a declared static dim of a graph input: the model's interface

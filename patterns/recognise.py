@@ -34,7 +34,7 @@ class Recognition:
         return None if self.verdict.theta_value is not None else self.cut.theta
 
 
-class Recogniser:
+class GridRecogniser:
     """Holds the verdicts of one pattern instance, keyed by region structure."""
 
     def __init__(self, pattern_name: str):

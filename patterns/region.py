@@ -11,6 +11,7 @@ import numpy as np
 from onnx import TensorProto
 
 from surgeon import MatchContext, SurgeonError
+from surgeon.recognise import shape_range
 
 from .analytic import affine_grid
 from .cut import Cut
@@ -37,7 +38,7 @@ class Run:
     sizes: dict  # known grid op index -> its evaluated size tensor (list of ints)
 
 
-class Region:
+class GridRegion:
     def __init__(self, ctx: MatchContext, cut: Cut, symbols, dtype):
         self.ctx, self.cut, self.symbols = ctx, cut, symbols
         self.everything: list[str] = []  # see share_session_with_proof
@@ -64,10 +65,8 @@ class Region:
             if leaf.op_type == "Size":
                 feeds[leaf.outputs[0]] = np.array(int(np.prod(dims)), dtype=np.int64)
                 continue
-            rank = len(dims)
-            start, end = leaf.attr("start", 0), leaf.attr("end", rank)
-            start, end = (start + rank if start < 0 else start), (end + rank if end < 0 else end)
-            feeds[leaf.outputs[0]] = np.array(dims[max(0, start):max(0, min(end, rank))], dtype=np.int64)
+            start, end = shape_range(leaf, len(dims))
+            feeds[leaf.outputs[0]] = np.array(dims[start:end], dtype=np.int64)
         for value in self.cut.int_leaves:
             dtype = np.int32 if self.ctx.dtype(value) == TensorProto.INT32 else np.int64
             data = np.array(sym.concrete(value, assign), dtype=dtype)

@@ -15,7 +15,7 @@ from surgeon import RewriteContext
 from .convention import compensate
 from .cut import ThetaLayout
 from .grid_ops import CUSTOM_DOMAIN
-from .pieces import Const, DimOf, Piece
+from .pieces import Fixed, DimOf, Piece
 from .reparam import ThetaMap
 from .monomials import scaled_coefficients
 from .samplers import onnx_mode_name
@@ -58,11 +58,11 @@ class Plan:
     def reads(self) -> list[str]:
         """Values of the model the rewrite reads besides the image and theta."""
         pieces = [self.batch, self.channels, *self.spatial, *self.scaling_pieces]
-        return [p.value for p in pieces if not isinstance(p, Const)] + ([self.size_value] if self.size_value else [])
+        return [p.value for p in pieces if not isinstance(p, Fixed)] + ([self.size_value] if self.size_value else [])
 
     @property
     def static_size(self) -> list[int] | None:
-        if all(isinstance(p, Const) for p in self.spatial):
+        if all(isinstance(p, Fixed) for p in self.spatial):
             return [p.value for p in self.spatial]
         return None
 
@@ -102,7 +102,7 @@ class Writer:
         all of its elements: itself)."""
         groups: list[list] = []  # [kind, value, items]
         for piece in pieces:
-            kind, value, item = (type(piece), None, int(piece.value)) if isinstance(piece, Const) else \
+            kind, value, item = (type(piece), None, int(piece.value)) if isinstance(piece, Fixed) else \
                 (type(piece), piece.value, piece.axis if isinstance(piece, DimOf) else piece.index)
             if groups and groups[-1][0] is kind and groups[-1][1] == value:
                 groups[-1][2].append(item)
@@ -110,7 +110,7 @@ class Writer:
                 groups.append([kind, value, [item]])
         parts = []
         for kind, value, items in groups:
-            if kind is Const:
+            if kind is Fixed:
                 parts.append(self._const(items, f"{hint}_const"))
                 continue
             if kind is DimOf:
@@ -163,7 +163,7 @@ class Writer:
 
     def _expand(self, theta: str, elem: int) -> str:
         rows = self.plan.k
-        shape = self._pieces([self.plan.broadcast, Const(rows), Const(rows + 1)], "theta_batch_shape")
+        shape = self._pieces([self.plan.broadcast, Fixed(rows), Fixed(rows + 1)], "theta_batch_shape")
         return self._node("Expand", [theta, shape], "theta_expanded", elem, [self.plan.out_dims[0], rows, rows + 1])
 
     def _mapped(self, theta: str, elem: int, batch) -> str:

@@ -13,7 +13,7 @@ from surgeon.graph.node import Node
 from surgeon.recognise import dims, prove, variable
 
 
-class Region:
+class RuleRegion:
     def __init__(self, nodes, opset: int = 18, v=(2, 3), d=None, consts=None, output="y"):
         """``nodes``: NodeProtos; ``v``: the variable's shape (float32); ``d``: the sizes leaf's
         value (int64), or None; ``consts``: name -> array."""
@@ -64,7 +64,7 @@ class Region:
 
 
 class _Context:
-    def __init__(self, region: Region):
+    def __init__(self, region: RuleRegion):
         self.region = region
 
     def opset(self, domain: str = "") -> int:
@@ -77,7 +77,7 @@ class _Context:
         return self.region.evaluate(outputs, feeds)
 
 
-def is_affine_numerically(region: Region, trials: int = 4) -> bool:
+def is_affine_numerically(region: RuleRegion, trials: int = 4) -> bool:
     """f(a) - 2 f(b) + f(2b - a) == 0 for random a, b (an affine f passes; a clamp, a product, a
     branch is caught where it bends): the witness each "neither" verdict is checked against."""
     rng = np.random.default_rng(1)
