@@ -14,6 +14,7 @@ import itertools
 import numpy as np
 
 from surgeon import Refusal
+from surgeon.recognise import BRANCH
 
 from .prove import GridProof
 
@@ -38,6 +39,8 @@ def prove_beyond_one(ident, base: dict, refusal: Refusal) -> GridProof | Refusal
     least 2 and one for each combination of groups at 1, or ``refusal`` itself."""
     relaxed = ident.prove_at(base, lambda group: AT_LEAST_TWO)
     groups = one_groups(ident)
+    if isinstance(relaxed, Refusal) and BRANCH not in relaxed.reason:
+        return relaxed  # past the branch the grid is not affine anyway: that is the reason
     if not isinstance(relaxed, GridProof) or len(groups) > MAX_GROUPS:
         return refusal
     for ones in combinations(groups):
