@@ -41,7 +41,10 @@ from .verdict import Failure, Outcome, Verdict, stale_grid_type
 from .verify import GRID_TOLERANCES, TOLERANCES, Agreement, compare, precision
 
 MAP_SALT = 101  # probe thetas that fit a map are not the ones that then check it
-FIXED_ULPS = 16  # a constant grid's fit: rounding steps of its type it may be off by
+# A constant grid's fit: rounding steps of its type it may be off by. Real exports' constant grids
+# fit within 0.85 of a float32 step (188 fits over the corpus, shipped samples and tests); an
+# int32 fixed point at 2^-20 (up to 8 steps off) moves outputs by 8e-5 and is no affine grid.
+FIXED_ULPS = 4
 SHARED_SESSION_ELEMENTS = 1 << 16  # regions this small probe with the proof's session (every value out)
 MODES = ("plain", "fixed", "map")  # theta as fed; no theta (a fitted one); an affine map of theta
 

@@ -52,6 +52,7 @@ CASES = {
     "2035:2251": "a bent base grid under theta / 65536: the map's fit passed at an absolute tolerance",
     "2040:8474": "a map fitted past fmod(theta + 30, 60) - 30: -30 held only to float32's rounding at 30",
     "2040:8954": "a map of theta applied to a batch of 0 items: ValueError in match",
+    "2041:4795": "a constant grid truncated to an int32 fixed point at 2^-20: 8 float32 steps passed a 16-step fit",
 }
 
 
