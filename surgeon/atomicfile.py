@@ -12,6 +12,7 @@ import re
 import tempfile
 import threading
 from typing import Callable, IO
+from .forksafe import after_fork_in_child
 
 _umask_lock = threading.Lock()
 
@@ -21,8 +22,7 @@ def _after_fork_in_child() -> None:
     _umask_lock = threading.Lock()  # another thread of the parent may have held it
 
 
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)
+after_fork_in_child(_after_fork_in_child)
 
 
 def umask() -> int:

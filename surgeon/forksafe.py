@@ -35,3 +35,11 @@ def keep_forever(objects) -> None:
     """Never free ``objects`` (a fork child's inherited runners: OpenVINO's compiled models, onnxruntime's sessions)."""
     for obj in objects:
         ctypes.pythonapi.Py_IncRef(ctypes.py_object(obj))
+
+
+def after_fork_in_child(hook):
+    """Run ``hook`` in a forked child before anything else (a lock another thread of the parent
+    held, a cache of sessions): the one place that registers it. Usable as a decorator."""
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(after_in_child=hook)
+    return hook

@@ -15,11 +15,11 @@ look-up. Only the graph is held that way: the weights stay in their file.
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 
 from onnx import ModelProto
+from .forksafe import after_fork_in_child
 
 _entries: dict[int, tuple[ModelProto, str]] = {}
 _lock = threading.Lock()
@@ -58,8 +58,7 @@ def _after_fork_in_child() -> None:
     _lock = threading.Lock()  # another thread of the parent may have held it
 
 
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)
+after_fork_in_child(_after_fork_in_child)
 
 
 def count() -> int:

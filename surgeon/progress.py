@@ -23,6 +23,7 @@ import time
 from typing import Iterable, Iterator, TypeVar
 
 from .amounts import bytes_text
+from .forksafe import after_fork_in_child
 
 T = TypeVar("T")
 
@@ -180,8 +181,7 @@ def _after_fork_in_child() -> None:
     _screen = _Screen()
 
 
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)
+after_fork_in_child(_after_fork_in_child)
 
 
 def task(label: str, total: int | None = None, unit: str = "") -> Task:

@@ -25,7 +25,7 @@ from ..arguments import check_model
 from ..errors import InvalidArgumentError, SurgeonError
 from ..modelio import LoadedModel, load_in_memory, load_model
 from .device import providers_for
-from ..forksafe import keep_forever
+from ..forksafe import after_fork_in_child, keep_forever
 from .openvino import OpenVinoRunner
 from .program import Runner
 
@@ -142,5 +142,4 @@ def _after_fork_in_child() -> None:
     _cache, _cache_lock, _building = OrderedDict(), threading.Lock(), {}
 
 
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)
+after_fork_in_child(_after_fork_in_child)

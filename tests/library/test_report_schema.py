@@ -8,8 +8,14 @@ import fnmatch
 import json
 import os
 
+import jsonschema
 import numpy as np
 import pytest
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: the test extra installs tomli
+    import tomli as tomllib
 
 import surgeon
 from surgeon.lint import ENGINES, lint
@@ -18,7 +24,6 @@ from surgeon.reportfields import SCHEMA_VERSION, schema
 from .models import ROOT, STN
 from .toys import DoublingRelu, relu_model
 
-jsonschema = pytest.importorskip("jsonschema")  # in the test extra
 
 IF_SAMPLE = os.path.join(ROOT, "samples", "models", "if_branch_dynamo_opset18.onnx")  # the chain in a branch
 NEAR_MISS = os.path.join(ROOT, "samples", "models", "neg_nonaffine_grid.onnx")  # refused: Tanh in the grid
@@ -34,7 +39,6 @@ def _valid(data: dict) -> dict:
 def test_the_schema_is_a_valid_json_schema_and_ships_with_the_package():
     jsonschema.Draft202012Validator.check_schema(schema())
     assert schema()["properties"]["schema_version"] == {"const": SCHEMA_VERSION}
-    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
     with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
         wheel = tomllib.load(f)["tool"]["scikit-build"]["wheel"]
     assert "surgeon" in wheel["packages"]  # the whole folder, data files included
