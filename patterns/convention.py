@@ -33,7 +33,7 @@ def compensate(writer, theta: str, elem: int, batch) -> str:
     n = len(dynamic)
     dims = writer._pieces([piece for _, _, piece in dynamic], "size_one_dims")
     ones = writer._node("Equal", [dims, writer._const([1] * n, "size_one")], "size_one_mask", TensorProto.BOOL, [n])
-    mask = writer._node("Cast", [ones], "size_one_mask", elem, [n], to_i=elem)
+    mask = writer._node("Cast", [ones], "size_one_mask", elem, [n], to=elem)
     spread = np.zeros((n, (k + 1) ** 2))
     for i, (column, coordinate, _) in enumerate(dynamic):
         spread[i, column * (k + 1) + k] = coordinate

@@ -17,7 +17,7 @@ def scaled_coefficients(writer, coefficients: np.ndarray, scaling: DimScaling, p
     dtype = helper.tensor_dtype_to_np_dtype(elem)
     at_base = (coefficients.reshape(-1) / scaling.at_base())[select]
     n = len(select)
-    dims = [writer._node("Cast", [writer._pieces([piece], f"{hint}_dim")], f"{hint}_dim", elem, [1], to_i=elem)
+    dims = [writer._node("Cast", [writer._pieces([piece], f"{hint}_dim")], f"{hint}_dim", elem, [1], to=elem)
             for piece in pieces]
     terms = []
     for row, mask in scaling.monomials().items():

@@ -90,7 +90,7 @@ class Writer:
         """An int tensor read as data, as int64 [n] (a scalar or int32 size is converted)."""
         dims = self.ctx.shape(value)
         if self.ctx.dtype(value) != TensorProto.INT64:
-            value = self._node("Cast", [value], f"{value}_int64", TensorProto.INT64, dims, to_i=TensorProto.INT64)
+            value = self._node("Cast", [value], f"{value}_int64", TensorProto.INT64, dims, to=TensorProto.INT64)
         if dims == ():
             value = self._node("Reshape", [value, self._const([1], f"{value}_one")], f"{value}_vector",
                                TensorProto.INT64, [1])
@@ -122,10 +122,10 @@ class Writer:
                 parts.append(source)
             else:
                 parts.append(self._node("Gather", [source, self._const(items, f"{hint}_axes")],
-                                        f"{hint}_dims", TensorProto.INT64, [len(items)], axis_i=0))
+                                        f"{hint}_dims", TensorProto.INT64, [len(items)], axis=0))
         if len(parts) == 1:
             return parts[0]
-        return self._node("Concat", parts, hint, TensorProto.INT64, [len(pieces)], axis_i=0)
+        return self._node("Concat", parts, hint, TensorProto.INT64, [len(pieces)], axis=0)
 
     def theta(self) -> str:
         p, rows = self.plan, self.plan.k
@@ -156,7 +156,7 @@ class Writer:
             t = compensate(self, t, elem, batch)
         if p.cast_to is not None:
             elem = p.cast_to
-            t = self._node("Cast", [t], "theta_cast", elem, [batch, rows, rows + 1], to_i=elem)
+            t = self._node("Cast", [t], "theta_cast", elem, [batch, rows, rows + 1], to=elem)
         if p.broadcast is not None:
             t = self._expand(t, elem)
         return t
@@ -176,7 +176,7 @@ class Writer:
         rows = np.arange(weight.shape[0]) if p.read_columns is None else np.array(p.read_columns)
         if p.read_columns is not None:  # only what the original reads: 0 * inf elsewhere would be NaN
             flat = self._node("Gather", [flat, self._const(p.read_columns, "theta_read")], "theta_read", elem,
-                              [batch, len(p.read_columns)], axis_i=1)
+                              [batch, len(p.read_columns)], axis=1)
         if p.theta_scaling is not None:  # coefficients that follow the dims, computed at run time
             coefficients, size = np.concatenate([weight.reshape(-1), bias.reshape(-1)]), weight.size
             select = (rows[:, None] * q + np.arange(q)[None, :]).reshape(-1)
@@ -208,7 +208,7 @@ class Writer:
 
     def size_attr(self) -> dict:
         static = self.plan.static_size
-        return {"output_size_i": static} if static is not None else {}
+        return {"output_size": static} if static is not None else {}
 
     def profiled(self, op: str) -> tuple[str, dict]:
         """The op type to write for a contract op, and the attributes the profile adds."""
@@ -223,7 +223,7 @@ class Writer:
         theta = self.theta()
         op, extra = self.profiled("FusedGridSample")
         self.ctx.add_node(op, [p.image, theta, *self.size()], [p.output], domain=CUSTOM_DOMAIN,
-                          align_corners_i=p.align_corners, mode_s=p.mode, padding_mode_s=p.padding_mode,
+                          align_corners=p.align_corners, mode=p.mode, padding_mode=p.padding_mode,
                           **self.size_attr(), **extra)
         self.ctx.set_shape(p.output, p.elem_type, p.out_dims)
 
@@ -232,7 +232,7 @@ class Writer:
         theta = self.theta()
         op, extra = self.profiled("AffineGrid")
         self.ctx.add_node(op, [theta, *self.size()], [p.grid], domain=CUSTOM_DOMAIN,
-                          align_corners_i=p.align_corners, **self.size_attr(), **extra)
+                          align_corners=p.align_corners, **self.size_attr(), **extra)
         n, _, *spatial = p.out_dims
         self.ctx.set_shape(p.grid, p.elem_type, [n, *spatial, p.k])
         if p.rewrite_sampler:
@@ -242,9 +242,9 @@ class Writer:
         """A standard grid sampler reading the grid (contrib one below opset 16)."""
         p = self.plan
         if p.opset >= 16:
-            self.ctx.add_node("GridSample", [p.image, p.grid], [p.output], align_corners_i=p.sampler_align_corners,
-                              mode_s=onnx_mode_name(p.mode, p.opset), padding_mode_s=p.padding_mode)
+            self.ctx.add_node("GridSample", [p.image, p.grid], [p.output], align_corners=p.sampler_align_corners,
+                              mode=onnx_mode_name(p.mode, p.opset), padding_mode=p.padding_mode)
         else:
             self.ctx.add_node("GridSample", [p.image, p.grid], [p.output], domain="com.microsoft",
-                              align_corners_i=p.sampler_align_corners, mode_s=p.mode, padding_mode_s=p.padding_mode)
+                              align_corners=p.sampler_align_corners, mode=p.mode, padding_mode=p.padding_mode)
         self.ctx.set_shape(p.output, p.elem_type, p.out_dims)

@@ -15,21 +15,21 @@ Pattern plugins subclass :class:`Pattern`; see docs/plugins.md. Which plugins a 
 import logging as _logging
 
 from .api import FuseResult, ValidateOptions, fuse, inspect, run
-from .attrs import make_attribute, make_attributes
-from .customop import CustomOp
+from .graph.attrs import make_attribute, make_attributes
+from .rewrite.customop import CustomOp
 from .errors import (ArgumentTypeError, CannotWriteError, InvalidArgumentError, InvalidModelError, PluginError,
                      SurgeonError, ValidationFailed)
 from .graph import BackWalk, Node
-from .lowering import sample_by_gathers
-from .plugins import PluginSet
+from .deploy.lowering import sample_by_gathers
+from .rewrite.plugins import PluginSet
 from .rewrite.context import MatchContext, RewriteContext
-from .rewrite.match import Match, Refusal, refuse
+from .rewrite.match import NEAR_MISS, NOT_MINE, Match, Refusal, not_mine, refuse
 from .rewrite.pattern import Pattern
 from .rewrite.report import Report
 from .rewrite.template import Const, TemplateError, match_template
-from .saving import save
-from .unfuse import UnfuseResult, unfuse
-from .validate import ValidationReport, validate
+from .io.save import save
+from .deploy.unfuse import UnfuseResult, unfuse
+from .validate.check import ValidationReport, validate
 
 # A library logs; the application decides where it goes (nothing is printed unless it configures logging).
 _logging.getLogger(__name__).addHandler(_logging.NullHandler())
@@ -37,7 +37,7 @@ _logging.getLogger(__name__).addHandler(_logging.NullHandler())
 __all__ = [
     "fuse", "inspect", "run", "validate", "unfuse", "save", "FuseResult", "UnfuseResult", "ValidateOptions", "Report",
     "ValidationReport",
-    "Pattern", "Match", "Refusal", "refuse", "MatchContext", "RewriteContext", "Node", "CustomOp", "PluginSet",
+    "Pattern", "Match", "Refusal", "refuse", "not_mine", "NEAR_MISS", "NOT_MINE", "MatchContext", "RewriteContext", "Node", "CustomOp", "PluginSet",
     "make_attribute", "make_attributes", "SurgeonError", "InvalidModelError", "InvalidArgumentError",
     "ArgumentTypeError", "CannotWriteError", "ValidationFailed", "PluginError", "Const", "match_template", "TemplateError",
     "sample_by_gathers", "BackWalk",

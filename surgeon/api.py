@@ -1,4 +1,4 @@
-"""The library entry points: ``fuse``, ``inspect`` and ``run`` (``validate`` is in validate.py).
+"""The library entry points: ``fuse``, ``inspect`` and ``run`` (``validate`` is in validate/check.py).
 
 Each takes the plugin set to use (``plugins``: None for the installed plugins, a
 ``PluginSet``, or a list of patterns) and a model as a path, a ModelProto or an
@@ -16,18 +16,19 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 from onnx import ModelProto
 
-from . import arguments, graphsurgeon, progress
+from . import arguments, progress
+from .io import graphsurgeon
 from .errors import InvalidArgumentError, PluginError, SurgeonError, ValidationFailed
-from .functions import attach_functions
+from .deploy.functions import attach_functions
 from .logs import log_lines
-from .modelio import input_files, load_copy, load_model_proto, remember_home
-from .modelsave import save_model
-from .plugins import resolve
+from .io.load import check_model_argument, input_files, load_copy, load_model_proto, remember_home
+from .io.save import save_model
+from .rewrite.plugins import resolve
 from .rewrite.driver import Driver
 from .rewrite.report import Report
 from .runtime.inputs import DEFAULT_MAX_BYTES, DEFAULT_SEED
 from .runtime.run import run as run_model
-from .shapes import apply_input_shapes
+from .rewrite.shapes import apply_input_shapes
 
 log = logging.getLogger(__name__)
 
@@ -118,7 +119,7 @@ def fuse_model(model, output=None, *, plugins=None, target=None, options=None, i
 
 
 def _check_fuse_arguments(model, output, target, options, input_shapes, validate) -> None:
-    arguments.check_model(model)
+    check_model_argument(model)
     arguments.check_path(output, "output", optional=True)
     arguments.check_type(target, str, "target", "an engine or output form (str)", optional=True)
     arguments.check_mapping(options, "options")
@@ -151,7 +152,7 @@ def _fuse(model, output, *, plugins, target, options, input_shapes, validate, ex
     if validate and report.rewrites and len(warnings) > len(plugins.warnings):
         raise PluginError(f"cannot validate: {warnings[len(plugins.warnings)]}")
     if validate and report.rewrites:
-        from .validate import validate as check
+        from .validate.check import validate as check
 
         how = validate if isinstance(validate, ValidateOptions) else ValidateOptions()
         # The loaded model was rewritten in place: the original comes from the caller again.
@@ -215,7 +216,7 @@ def unrunnable_ops(proto: ModelProto, plugins) -> list[str]:
         origin = plugins.origin_label(pattern) if pattern else ""
         lines.append(f"{who} {domain}::{op_type}{f' (plugin {origin})' if origin else ''}, which no loaded plugin can "
                      "run (no kernel, onnxruntime library or function body): `surgeon run` and `surgeon validate` "
-                     f"will stop at it; give the pattern kernels = {{({domain!r}, {op_type!r}): fn}}")
+                     f"will stop at it; give the pattern ops = [CustomOp({domain!r}, {op_type!r}, kernel=fn)]")
     return lines + unrunnable_written(proto, plugins)  # standard and contrib ops onnxruntime lacks
 
 
@@ -255,7 +256,7 @@ def run(model, feeds: Mapping[str, np.ndarray] | None = None, *, plugins=None, d
     ``feeds=None`` draws seeded random inputs (``input_shapes`` fixes dynamic dims; the rest are
     1). ``outputs`` may name intermediate values of the top-level graph as well as graph
     outputs. ``quiet``: no progress on stderr."""
-    arguments.check_model(model)
+    check_model_argument(model)
     arguments.check_mapping(feeds, "feeds")
     arguments.check_names(outputs, "outputs")
     arguments.check_mapping(input_shapes, "input_shapes")

@@ -18,5 +18,5 @@ def op_type(contract_op: str) -> str:
 
 
 def node_attributes() -> dict:
-    """The lookup keys, in the typed-attribute spelling of ``RewriteContext.add_node``."""
-    return {"plugin_version_s": VERSION, "plugin_namespace_s": NAMESPACE}
+    """The lookup keys, as ``RewriteContext.add_node`` keywords (STRING attributes)."""
+    return {"plugin_version": VERSION, "plugin_namespace": NAMESPACE}

@@ -24,7 +24,7 @@ import numpy as np
 from onnx import TensorProto, helper
 
 from ..errors import SurgeonError
-from ..rewrite.match import Refusal
+from ..rewrite.match import NEAR_MISS, Refusal
 from .elements import AFFINE, OTHER, NotProved, dims, variable
 from .key import region_key
 from .prove import prove
@@ -42,16 +42,20 @@ class Recognised:
 
 class Recogniser:
     def __init__(self, is_variable: Callable[[Any, str], bool], identify: Callable[[Probe], Any],
-                 family: str | None = None, rounds: int = 2, item_axes: int = 1, max_nodes: int = 400):
+                 family: str | None = None, rounds: int = 2, item_axes: int = 1, max_nodes: int = 400,
+                 unproved: str = NEAR_MISS):
         """``is_variable(ctx, value)``: the run-time values a region may be a function of;
         ``identify(probe)``: the verdict at one probe, or a ``surgeon.Refusal`` saying why it is
         not what the pattern looks for; ``family``: "affine" to prove it affine in the variable first;
         ``item_axes``: the variable's leading axes that index items (the rest are one item's
-        elements, for ``reads``)."""
+        elements, for ``reads``); ``unproved``: the kind of the refusals the recogniser makes
+        itself (no candidate, not affine, not running): ``NEAR_MISS`` where every output offered
+        is the pattern's chain, ``NOT_MINE`` where such an output is simply another chain (those
+        ``identify`` returns keep their own kind)."""
         if family not in FAMILIES:
             raise ValueError(f"family {family!r}: known are {FAMILIES}")
         self.is_variable, self.identify, self.family = is_variable, identify, family
-        self.rounds, self.item_axes, self.max_nodes = rounds, item_axes, max_nodes
+        self.rounds, self.item_axes, self.max_nodes, self.unproved = rounds, item_axes, max_nodes, unproved
         self.verdicts: dict[tuple, Recognised | Refusal] = {}
 
     def __call__(self, ctx, output: str, **named: str) -> Recognised | Refusal:
@@ -61,11 +65,14 @@ class Recogniser:
         for region in cut(ctx, output, self.is_variable, self.max_nodes):
             if not isinstance(region, Refusal):
                 region.named = dict(named)
-            found = region if isinstance(region, Refusal) else self._one(ctx, region)
+            found = self._no(region.reason) if isinstance(region, Refusal) else self._one(ctx, region)
             if isinstance(found, Recognised):
                 return found
             refusals.append(found)
-        return refusals[0] if refusals else Refusal("no candidate the output is computed from")
+        return refusals[0] if refusals else self._no("no candidate the output is computed from")
+
+    def _no(self, reason: str) -> Refusal:
+        return Refusal(reason, self.unproved)
 
     def _one(self, ctx, region: Region) -> Recognised | Refusal:
         tensors = region.tensors(ctx)
@@ -77,7 +84,7 @@ class Recogniser:
             key = region_key(ctx, region.nodes, output=region.output, leaves={region.variable: ("variable",)},
                              fed=fed, extra=(self.family, tensors[region.variable], ctx.dtype(region.variable), named))
         except ValueError as exc:
-            return Refusal(str(exc))
+            return self._no(str(exc))
         if key not in self.verdicts:
             self.verdicts[key] = self._decide(ctx, region)
         found = self.verdicts[key]
@@ -101,10 +108,10 @@ class Recogniser:
             if isinstance(found, Refusal):
                 return found
             if ran and found != verdict:
-                return Refusal(f"what the region computes changes with its dims ({verdict} and {found})")
+                return self._no(f"what the region computes changes with its dims ({verdict} and {found})")
             verdict, ran = found, True
         if not ran:
-            return Refusal(f"the region from {region.variable!r} does not run at any probe dims")
+            return self._no(f"the region from {region.variable!r} does not run at any probe dims")
         return Recognised(region, verdict, reads)
 
     def _prove(self, ctx, region: Region, probe: Probe, sample: np.ndarray) -> int | Refusal:
@@ -116,12 +123,12 @@ class Recogniser:
         try:
             proof = prove(ctx, region.nodes, [region.output], leaves, feeds)
         except NotProved as exc:
-            return Refusal(str(exc))
+            return self._no(str(exc))
         out = proof.outputs[region.output]
         if (out.kind == OTHER).any():
-            return Refusal(f"not affine in {region.variable!r}: {out.why or 'an op on its path has no affine rule'}")
+            return self._no(f"not affine in {region.variable!r}: {out.why or 'an op on its path has no affine rule'}")
         if out.branch or out.resized:
-            return Refusal(f"the output depends on {out.branch or out.resized}")
+            return self._no(f"the output depends on {out.branch or out.resized}")
         if not (out.kind == AFFINE).any():
-            return Refusal(f"the output does not depend on {region.variable!r}")
+            return self._no(f"the output does not depend on {region.variable!r}")
         return out.all_reads()

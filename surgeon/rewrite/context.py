@@ -10,12 +10,12 @@ from typing import Any, Sequence
 import numpy as np
 from onnx import AttributeProto, NodeProto, helper, numpy_helper
 
-from ..attrs import make_attributes
+from ..graph.attrs import attributes_from_keywords
 from ..graph import GraphIndex, Node
 from ..graph.dimsource import DimSources
 from ..graph.extract import RegionEvaluator, Slice, backward_slice
 from ..graph.fold import ConstantFolder
-from ..shapes import ShapeTable
+from .shapes import ShapeTable
 
 
 class MatchContext:
@@ -129,12 +129,14 @@ class RewriteContext(MatchContext):
 
     def add_node(self, op_type: str, inputs: Sequence[str], outputs: Sequence[str] | int = 1,
                  domain: str = "", name: str | None = None, **attrs: Any) -> list[str]:
-        """Add a node with typed attributes (``mode_s="bilinear"``, ``align_corners_i=0``, ...).
+        """Add a node; attributes are typed by their values as in a replacement (``mode="bilinear"``,
+        ``align_corners=0``, ``alpha=0.5``; an ``onnx.AttributeProto`` as it is).
 
         ``outputs`` is a list of names, or a count of fresh names to make. Returns the output
         names. The node gets a unique name and a ``metadata_props`` entry naming the pattern.
         """
-        return self.add_node_with(op_type, inputs, outputs, domain, name, make_attributes(**attrs))
+        return self.add_node_with(op_type, inputs, outputs, domain, name,
+                                  attributes_from_keywords(attrs, suffixed_alias=True))
 
     def add_node_with(self, op_type: str, inputs: Sequence[str], outputs: Sequence[str] | int, domain: str,
                       name: str | None, attributes: Sequence[AttributeProto]) -> list[str]:

@@ -17,17 +17,18 @@ from ..graph.index import reads_of
 from ..graph.node import subgraphs_of
 from ..graph.fold import ConstantFolder
 from ..graph.order import toposort
-from ..modelio import LoadedModel, model_data_bytes, tensor_nbytes, tensor_to_array
+from ..io.load import LoadedModel, model_data_bytes, tensor_nbytes, tensor_to_array
 from .. import progress
-from ..opsets import drop_unused
-from ..shapes import ShapeTable, make_value_info
+from ..graph.prune import drop_unused
+from .shapes import ShapeTable, make_value_info
 from .context import MatchContext, RewriteContext, Session
 from .gcpause import cyclic_gc_paused
 from .match import Match, Refusal
 from .pattern import Pattern
+from .template import tracer
 from . import capture
 from .report import NearMiss, Report, Rewrite
-from ..plugins import pattern_label
+from .plugins import pattern_label
 from ..reportfields import NodeRef, body_scope
 from .repair import repair_shapes
 
@@ -258,7 +259,10 @@ class Driver:
                 if result is None:
                     continue
                 if isinstance(result, Refusal):
-                    self._refuse(pattern, node, scope, result.reason, index, candidate)
+                    if result.near_miss:
+                        self._refuse(pattern, node, scope, result.reason, index, candidate)
+                    else:
+                        self._not_mine(pattern, ctx, node, result.reason)
                     continue
                 result.nodes = list({id(n): n for n in result.nodes}.values())  # a node listed twice is one node
                 reason = _engine_refusal(index, result)
@@ -299,6 +303,12 @@ class Driver:
             raise PluginError(self._broken(pattern, "check", reason, "None to go ahead or a str saying why not"),
                               plugin=self._plugin_label(pattern))
         return (Refusal(reason), result) if reason else (result, None)
+
+    @staticmethod
+    def _not_mine(pattern: Pattern, ctx: MatchContext, node: Node, reason: str) -> None:
+        log = tracer(ctx)
+        if log is not None:
+            log(f"[trace] {pattern.name}: {node.label}: not mine: {reason}")
 
     def _broken(self, pattern: Pattern, hook: str, value, allowed: str) -> str:
         shown = repr(value)

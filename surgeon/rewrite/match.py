@@ -8,16 +8,39 @@ from typing import Any
 from ..graph import Node
 
 
+NEAR_MISS = "near miss"
+NOT_MINE = "not mine"
+KINDS = (NEAR_MISS, NOT_MINE)
+
+
 @dataclass
 class Refusal:
-    """A near miss: the pattern recognised the anchor but will not rewrite it, and says why."""
+    """A pattern's "no", with why and of which kind: a *near miss* (``NEAR_MISS``: the chain is
+    one the pattern is for, and it will not rewrite it; the report lists it with ``reason``) or
+    *not mine* (``NOT_MINE``: the anchor starts no chain of this pattern; only ``SURGEON_TRACE``
+    shows it). Tell them apart by ``kind``, never by the reason's text."""
 
     reason: str
+    kind: str = NEAR_MISS
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"Refusal kind {self.kind!r}: known are {KINDS}")
+
+    @property
+    def near_miss(self) -> bool:
+        return self.kind == NEAR_MISS
 
 
 def refuse(reason: str) -> Refusal:
     """Return this from ``match`` for a near miss: the report shows ``reason`` for the node."""
     return Refusal(reason)
+
+
+def not_mine(reason: str) -> Refusal:
+    """Return this from ``match`` (or a ``Recogniser``'s identify) when the anchor is not this
+    pattern's chain after all: nothing is reported; ``SURGEON_TRACE`` shows ``reason``."""
+    return Refusal(reason, NOT_MINE)
 
 
 @dataclass

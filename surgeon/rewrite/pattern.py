@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import inspect
 import re
+import warnings
 from typing import Callable, ClassVar, Mapping, Sequence
 
-from ..customop import CustomOp, Draw, Kernel
+from .customop import CustomOp, Draw, Kernel
 from ..graph import Node
 from .match import Match, Refusal
 from .replacement import write_replacement
@@ -47,10 +48,11 @@ class Pattern:
     - ``replacement``: a static function over ``op.X(...)`` writing what replaces the chain; the
       default ``rewrite`` uses it (see ``surgeon.rewrite.replacement``).
     - ``domains``: opset versions of the custom domains the pattern writes, added to the model.
-    - ``kernels``: reference kernels for the ops it writes, ``{(domain, op_type): fn}``, with
-      ``fn(inputs, attrs, device="cpu") -> list of arrays``; ``validate`` and ``run`` use them.
-    - ``ops``: ``CustomOp`` entries, for plugins that bring more than a kernel for an op (a
-      runtime library, a standard-ONNX form for ``unfuse``, a function body).
+    - ``ops``: the custom ops it writes, as ``CustomOp(domain, op_type, kernel=fn)`` with
+      ``fn(inputs, attrs, device="cpu") -> list of arrays`` (``validate`` and ``run`` use it), and
+      whatever else a plugin brings for an op (a runtime library, a standard-ONNX form for
+      ``unfuse``, a function body). ``kernels = {(domain, op_type): fn}`` is the older spelling,
+      read with a DeprecationWarning until 0.2.
     - ``draw_inputs``: ``{input index: draw(shape, dtype, rng) -> array}`` for inputs of the nodes
       it writes that ``validate`` should draw its way (rows near an epsilon, gates far negative),
       as ``CustomOp.draw_inputs`` does for a custom op; the draw's docstring names it in reports.
@@ -91,7 +93,7 @@ class Pattern:
                           _parameters(self.replacement))
 
     def custom_ops(self) -> list[CustomOp]:
-        """``ops`` and ``kernels`` as one list of CustomOp."""
+        """``ops`` (and the deprecated ``kernels``) as one list of CustomOp."""
         found = {op.key: op for op in self.ops}
         for key, fn in self.kernels.items():
             found.setdefault(tuple(key), CustomOp(*key, kernel=fn))
@@ -171,6 +173,9 @@ def _check_tables(pattern: Pattern) -> None:
     if not isinstance(pattern.kernels, dict) or not all(
             isinstance(k, tuple) and len(k) == 2 and callable(fn) for k, fn in pattern.kernels.items()):
         raise TemplateError("kernels must be a dict {(domain, op_type): function}")
+    if pattern.kernels:
+        warnings.warn(f"pattern {pattern.name!r}: kernels = {{...}} is deprecated (read until surgeon 0.2); list "
+                      "ops = [surgeon.CustomOp(domain, op_type, kernel=fn)]", DeprecationWarning, stacklevel=2)
     if not all(isinstance(op, CustomOp) for op in pattern.ops):
         raise TemplateError("ops must be a list of surgeon.CustomOp")
     if not isinstance(pattern.draw_inputs, Mapping) or not all(

@@ -8,7 +8,7 @@ from onnx import GraphProto, ModelProto
 
 from ..graph.index import reads_of
 from ..graph.node import Node
-from ..shapes import infer_shapes, is_static, make_value_info, read_type, shape_of
+from .shapes import infer_shapes, is_static, make_value_info, read_type, shape_of
 
 
 def _downstream(graph: GraphProto, sources: set[str]) -> set[str]:

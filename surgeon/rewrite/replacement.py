@@ -15,7 +15,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..attrs import attribute_from_value
+from ..graph.attrs import attributes_from_keywords
 from .context import RewriteContext
 from .match import Match
 
@@ -39,7 +39,7 @@ class ReplacementBuilder:
         if unknown:
             raise TypeError(f"op.{op_type}: unknown option(s) {sorted(unknown)}")
         names = [self._input(v, op_type) for v in inputs]
-        attributes = [attribute_from_value(k, v) for k, v in kwargs.items()]
+        attributes = attributes_from_keywords(kwargs)
         count = special.get("_outputs", 1)
         outputs = self.ctx.add_node_with(op_type, names, count, special.get("_domain", ""), special.get("_name"),
                                          attributes)

@@ -13,7 +13,7 @@ from collections import Counter
 from json.encoder import encode_basestring_ascii as _quote
 from dataclasses import dataclass, field
 
-from ..amounts import bytes_text
+from ..reportfields import bytes_text
 from ..reportfields import NodeRef, header
 from .gcpause import cyclic_gc_paused
 

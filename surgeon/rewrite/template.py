@@ -739,7 +739,8 @@ def _pass_memo(ctx, name: str) -> dict:
     return memo
 
 
-def _tracer(ctx) -> Callable[[str], None] | None:
+def tracer(ctx) -> Callable[[str], None] | None:
+    """Where ``[trace]`` lines go for this context (``SURGEON_TRACE``, ``options["trace"]``), or None."""
     # Asked once per context (a pass), not per anchor: reading the environment costs more than
     # matching a small template.
     cached = getattr(ctx, "_template_tracer", _MISSING) if isinstance(ctx, MatchContext) else _MISSING
@@ -769,7 +770,7 @@ def match_template(pattern, ctx, node: Node) -> Match | None:
     if not node.is_op(anchor.op_type, anchor.domain):
         return None
     first = template.outputs[0]
-    log = _tracer(ctx)
+    log = tracer(ctx)
     matcher = _Matcher(template, ctx, getattr(pattern, "regroup", True), tracing=log is not None)
     state = None
     outputs = node.outs

@@ -15,10 +15,10 @@ import numpy as np
 import onnx
 from onnx import GraphProto, NodeProto, TensorProto, helper, numpy_helper
 
-from ..attrs import read_attribute
+from ..graph.attrs import read_attribute
 from ..errors import PluginError, SurgeonError
 from ..graph.index import free_values
-from ..modelio import tensor_to_array
+from ..io.load import tensor_to_array
 from .steps import IfStep, KernelStep, ModelContext, OrtStep
 
 # Domains onnxruntime implements itself; any other domain is custom unless a model-local
@@ -142,7 +142,7 @@ class Planner:
         origin = self.plugins.origin_label(pattern) if pattern and hasattr(self.plugins, "origin_label") else ""
         if origin:
             return (f"pattern {pattern!r} (plugin {origin}) wrote it but brings no kernel for it: give the "
-                    f"pattern kernels = {{({node.domain!r}, {node.op_type!r}): fn}}")
+                    f"pattern ops = [CustomOp({node.domain!r}, {node.op_type!r}, kernel=fn)]")
         if pattern:
             return f"pattern {pattern!r} wrote it: install or --plugin the plugin that gives that pattern"
         return "install or --plugin the plugin whose pattern writes it"

@@ -69,7 +69,7 @@ def twins(tmp_path, monkeypatch):
     """Two installed packages giving a pattern of the same name, each with its own kernel."""
     for dist, factor in (("twin_a", 2.0), ("twin_b", 3.0)):
         fake_dist(tmp_path, dist, f"{dist}_mod", f"""
-            from surgeon import Pattern
+            from surgeon import CustomOp, Pattern
 
             def kernel(inputs, attrs, device="cpu"):
                 return [inputs[0] * {factor}]
@@ -85,7 +85,7 @@ def twins(tmp_path, monkeypatch):
                 def replacement(op, x):
                     return op.Twin(x, _domain="twin.ops")
 
-                kernels = {{("twin.ops", "Twin"): kernel}}
+                ops = [CustomOp("twin.ops", "Twin", kernel=kernel)]
 
             PATTERNS = [Twin]
         """, entry=dist)

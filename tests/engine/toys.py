@@ -23,7 +23,7 @@ class ReluNeg(Pattern):
     def rewrite(self, ctx, match):
         out = match.outputs[0]
         ctx.add_node("NegRelu", [match.values["x"]], [out], domain="custom.test",
-                     alpha_f=0.5, flag_b=True, mode_s="fast", sizes_i=[2, 3])
+                     alpha=0.5, flag=True, mode="fast", sizes=[2, 3])
         ctx.set_shape(out, TensorProto.FLOAT, ctx.shape(match.values["x"]))
 
 

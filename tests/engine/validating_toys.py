@@ -3,7 +3,7 @@
 import numpy as np
 from onnx import TensorProto
 
-from surgeon import Match, Pattern
+from surgeon import CustomOp, Match, Pattern
 
 
 def _relu_kernel(inputs, attrs, device="cpu"):
@@ -29,9 +29,9 @@ class _ReluToCustom(Pattern):
 
 class GoodRelu(_ReluToCustom):
     op = "GoodRelu"
-    kernels = {("custom.test", "GoodRelu"): _relu_kernel}
+    ops = [CustomOp("custom.test", "GoodRelu", kernel=_relu_kernel)]
 
 
 class BadRelu(_ReluToCustom):
     op = "BadRelu"
-    kernels = {("custom.test", "BadRelu"): _doubling_kernel}
+    ops = [CustomOp("custom.test", "BadRelu", kernel=_doubling_kernel)]

@@ -4,7 +4,7 @@ or missing, and one whose check() breaks its contract; and the model they match.
 import numpy as np
 from onnx import TensorProto, helper
 
-from surgeon import Match, Pattern
+from surgeon import CustomOp, Match, Pattern
 
 
 def relu_model():
@@ -34,7 +34,7 @@ class DoublingRelu(_ReluToCustom):
 
     name = "doubling-relu"
     op = "DoublingRelu"
-    kernels = {("toy.ops", "DoublingRelu"): lambda inputs, attrs, device="cpu": [np.maximum(inputs[0], 0) * 2]}
+    ops = [CustomOp("toy.ops", "DoublingRelu", kernel=lambda inputs, attrs, device="cpu": [np.maximum(inputs[0], 0) * 2])]
 
 
 class KernellessRelu(_ReluToCustom):

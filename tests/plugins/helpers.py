@@ -16,7 +16,7 @@ from onnx.reference import ReferenceEvaluator
 from onnx.reference.op_run import OpRun
 
 import surgeon
-from surgeon.attrs import read_attribute
+from surgeon.graph.attrs import read_attribute
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE_MODELS = ROOT / "samples" / "models"
@@ -58,11 +58,12 @@ def run_original(path, feeds) -> list[np.ndarray]:
     return session.run(None, feeds)
 
 
-def run_with_kernels(model: onnx.ModelProto, feeds: dict, kernels: dict) -> list[np.ndarray]:
+def run_with_kernels(model: onnx.ModelProto, feeds: dict, pattern) -> list[np.ndarray]:
     """Run a rewritten model: standard ops in onnx's reference evaluator, custom ops on the
-    pattern's ``kernels``, called as surgeon's runtime calls them: (inputs, plain attrs)."""
+    kernels of ``pattern``'s ``ops``, called as surgeon's runtime calls them: (inputs, plain attrs)."""
     ops = []
-    for (domain, op_type), fn in kernels.items():
+    for custom in pattern.custom_ops():
+        domain, op_type, fn = custom.domain, custom.op_type, custom.kernel
         def _run(self, *inputs, _fn=fn, **_ignored):
             attrs = {a.name: read_attribute(a) for a in self.onnx_node.attribute}
             return tuple(_fn(list(inputs), attrs, device="cpu"))

@@ -31,7 +31,7 @@ class MatchList(planted.Swish):
 
 class NoKernel(planted.Swish):
     name = "no-kernel"
-    kernels = {}
+    ops = []
 
 
 class OtherSwish(planted.SwishOff):

@@ -15,7 +15,7 @@ import math
 import numpy as np
 from onnx import TensorProto, helper
 
-from surgeon import Pattern
+from surgeon import CustomOp, Pattern
 
 SQRT2 = math.sqrt(2.0)
 
@@ -103,7 +103,7 @@ def swish_off(inputs, attrs, device="cpu"):
 class Swish(Pattern):
     name = "swish"
     domains = {"my.ops": 1}
-    kernels = {("my.ops", "Swish"): swish}
+    ops = [CustomOp("my.ops", "Swish", kernel=swish)]
 
     @staticmethod
     def template(op, x):
@@ -115,7 +115,7 @@ class Swish(Pattern):
 
 
 class SwishOff(Swish):
-    kernels = {("my.ops", "Swish"): swish_off}
+    ops = [CustomOp("my.ops", "Swish", kernel=swish_off)]
 
 
 # -- models ------------------------------------------------------------------------------------

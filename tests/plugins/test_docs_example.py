@@ -36,7 +36,7 @@ def test_the_guides_plugin_fuses_and_its_kernel_agrees(swish_module, order):
     assert attrs["beta"] == pytest.approx(1.702) and attrs["exact"] == 1 and attrs["impl"] == b"reference"
     assert ("example.ops", 1) in [(o.domain, o.version) for o in result.model.opset_import]
     x = np.random.default_rng(0).standard_normal((2, 8)).astype(np.float32)
-    [got] = run_with_kernels(result.model, {"x": x}, swish_module.Swish.kernels)
+    [got] = run_with_kernels(result.model, {"x": x}, swish_module.Swish())
     np.testing.assert_allclose(got, x / (1 + np.exp(-1.702 * x)), atol=1e-6)
 
 

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 import surgeon
 from surgeon.cli import cli
-from surgeon.runtime.tolerance import rounding_tolerance
+from surgeon.validate.tolerance import rounding_tolerance
 
 from . import planted
 

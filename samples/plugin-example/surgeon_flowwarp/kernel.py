@@ -11,7 +11,11 @@ import numpy as np
 MODES = ("bilinear", "nearest", "bicubic")
 PADDING_MODES = ("zeros", "border", "reflection")
 UNITS = ("normalized", "pixels")
-_OPSET20_MODES = {"linear": "bilinear", "cubic": "bicubic"}  # read as the torch names
+
+
+def torch_mode(mode: str) -> str:
+    """GridSample-20's mode names ("linear", "cubic") read as torch's ("bilinear", "bicubic")."""
+    return {"linear": "bilinear", "cubic": "bicubic"}.get(mode, mode)
 
 
 def base_axis(n: int, align_corners: bool) -> np.ndarray:
@@ -105,7 +109,7 @@ def grid_sample(image, grid, mode="bilinear", padding_mode="zeros", align_corner
 
 def flow_warp(image, flow, align_corners=False, mode="bilinear", padding_mode="zeros", units="normalized"):
     """Y = grid_sample(X, base_grid + scale * flow.permute(0, 2, 3, 1)); output in X's dtype."""
-    mode = _OPSET20_MODES.get(mode, mode)
+    mode = torch_mode(mode)
     if mode not in MODES or padding_mode not in PADDING_MODES or units not in UNITS:
         raise ValueError(f"FlowWarp: unsupported mode={mode!r}, padding_mode={padding_mode!r}, flow_units={units!r}")
     image, flow = np.asarray(image), np.asarray(flow)

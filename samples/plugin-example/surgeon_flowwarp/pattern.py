@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 from onnx import TensorProto
 
-from surgeon import Const, Match, Pattern, Refusal, match_template
+from surgeon import Const, CustomOp, Match, Pattern, Refusal, match_template
 
-from .kernel import MODES, PADDING_MODES, _OPSET20_MODES, base_grid, flow_warp_kernel
+from .kernel import MODES, PADDING_MODES, base_grid, flow_warp_kernel, torch_mode
 from .recognise import recognise
 
 DOMAIN = "custom.ops"
@@ -27,7 +27,7 @@ class FlowWarp(Pattern):
     description = "grid_sample(x, base_grid + flow.permute(0,2,3,1)) -> custom.ops::FlowWarp"
     anchor_ops = ("GridSample",)
     domains = {DOMAIN: 1}
-    kernels = {(DOMAIN, "FlowWarp"): flow_warp_kernel}
+    ops = [CustomOp(DOMAIN, "FlowWarp", kernel=flow_warp_kernel)]
 
     @staticmethod
     def template(op, x, flow, base=Const()):
@@ -42,7 +42,7 @@ class FlowWarp(Pattern):
             return found
         found = recognise(ctx, node, align_corners)
         if isinstance(found, Refusal):
-            return found if "align_corners" in found.reason or "scaled by" in found.reason else None
+            return found  # a near miss is reported; "not mine" (another grid) is not
         nodes = ctx.exclusive(found.region.nodes + [node], list(node.outputs))
         return Match(anchor=node, nodes=nodes, values={"x": node.inputs[0], "flow": found.region.variable,
                                                        "sampler": node, "units": found.verdict})
@@ -56,7 +56,7 @@ class FlowWarp(Pattern):
 
     def check(self, ctx, match):
         sampler = match.values["sampler"]
-        mode = _OPSET20_MODES.get(sampler.attr("mode", "bilinear"), sampler.attr("mode", "bilinear"))
+        mode = torch_mode(sampler.attr("mode", "bilinear"))
         if mode not in MODES:
             return f"mode {mode!r} is not one FlowWarp implements"
         if sampler.attr("padding_mode", "zeros") not in PADDING_MODES:
@@ -68,7 +68,6 @@ class FlowWarp(Pattern):
     @staticmethod
     def replacement(op, x, flow, sampler, units):
         # The output keeps the type and shape the model gave the sampler's output.
-        mode = sampler.attr("mode", "bilinear")
         return op.FlowWarp(x, flow, align_corners=int(sampler.attr("align_corners", 0)),
-                           mode=_OPSET20_MODES.get(mode, mode), padding_mode=sampler.attr("padding_mode", "zeros"),
+                           mode=torch_mode(sampler.attr("mode", "bilinear")), padding_mode=sampler.attr("padding_mode", "zeros"),
                            flow_units=units, _domain=DOMAIN)
