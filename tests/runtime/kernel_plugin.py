@@ -1,6 +1,6 @@
 """A pattern plugin that writes nothing and brings reference kernels, for ``--plugin`` tests."""
 
-from surgeon import Pattern
+from surgeon import CustomOp, Pattern
 
 from .toys import TEST_DOMAIN, scale_kernel, torch_affine_grid, torch_fused_grid_sample
 
@@ -12,9 +12,9 @@ def triple(inputs, attrs, device="cpu"):
 class TorchKernels(Pattern):
     name = "test-torch-kernels"
     anchor_ops = ()
-    kernels = {
-        ("custom.ops", "FusedGridSample"): torch_fused_grid_sample,
-        ("custom.ops", "AffineGrid"): torch_affine_grid,
-        (TEST_DOMAIN, "Scale"): scale_kernel,
-        (TEST_DOMAIN, "PluginOnly"): triple,
-    }
+    ops = [
+        CustomOp("custom.ops", "FusedGridSample", kernel=torch_fused_grid_sample),
+        CustomOp("custom.ops", "AffineGrid", kernel=torch_affine_grid),
+        CustomOp(TEST_DOMAIN, "Scale", kernel=scale_kernel),
+        CustomOp(TEST_DOMAIN, "PluginOnly", kernel=triple),
+    ]
