@@ -116,7 +116,7 @@ torch_install_s=$(since "$t")
 t=$(now)
 absent tensorrt
 engine_free
-expect 0 "" "$py" -c "import torch, surgeon.torch as st; x = torch.rand(1, 1, 4, 4); st.fused_grid_sample(x, torch.eye(2, 3)[None], x.size())"
+expect 0 "" "$py" -c "import torch, surgeon_ops.torch as st; x = torch.rand(1, 1, 4, 4); st.fused_grid_sample(x, torch.eye(2, 3)[None], x.size())"
 torch_s=$(since "$t")
 torch_n=$((n - alone_n - ov_n))
 

@@ -431,8 +431,8 @@ def run_case(seed: int, index: int, samples: list[str], manifest: dict) -> dict:
     """Fuse and compare one mutant; returns its verdict (the worker's whole job)."""
     import surgeon
     from surgeon.errors import SurgeonError
-    from surgeon.plugins import resolve
-    from surgeon.runtime.draws import input_drawers
+    from surgeon.rewrite.plugins import resolve
+    from surgeon.validate.draws import input_drawers
     from surgeon.runtime.inputs import random_inputs
 
     name, mutant, mutations, affine_case = make_case(seed, index, samples)

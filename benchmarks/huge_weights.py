@@ -27,7 +27,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from surgeon.modelio import skeleton_model
+from surgeon.io.load import skeleton_model
 
 LOAD_GRAPH = "import onnx, sys; onnx.load(sys.argv[1], load_external_data=False)"
 

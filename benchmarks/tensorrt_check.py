@@ -41,7 +41,7 @@ def prepare(seed: int = 0):
 
     import surgeon
     from surgeon.lint import lint
-    from surgeon.runtime.draws import input_drawers
+    from surgeon.validate.draws import input_drawers
     from surgeon.runtime.inputs import random_inputs
 
     plugins = surgeon.PluginSet.installed()

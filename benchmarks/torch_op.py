@@ -26,7 +26,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # idle pool threads sleep b
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-import surgeon.torch as st  # noqa: E402
+import surgeon_ops.torch as st  # noqa: E402
 from surgeon_ops.torch import _grad  # noqa: E402
 
 THETA = [[0.9, 0.2, 0.05], [-0.15, 0.95, -0.1]]  # rotate, shear, shift

@@ -6,34 +6,13 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from onnx import ModelProto
-
 from .errors import ArgumentTypeError, InvalidArgumentError
 
 MODEL_TYPES = "a path, an onnx.ModelProto or an onnx-graphsurgeon Graph"
 
 
-def _kind(value) -> str:
+def kind_of(value) -> str:
     return "None" if value is None else type(value).__name__
-
-
-def check_model(model, what: str = "model") -> None:
-    """A model argument: a path (str or os.PathLike), a ModelProto, a LoadedModel or a gs.Graph."""
-    from .graphsurgeon import is_graph
-    from .modelio import LoadedModel
-
-    if isinstance(model, (ModelProto, LoadedModel)) or is_graph(model):
-        return
-    if hasattr(model, "report") and isinstance(getattr(model, "model", None), ModelProto):
-        raise ArgumentTypeError(f"{what}: got a {type(model).__name__}; pass its .model (or save it with "
-                                "surgeon.save(result, path))")
-    if isinstance(model, (bytes, bytearray, memoryview)):
-        raise ArgumentTypeError(f"{what}: got {_kind(model)}; pass {MODEL_TYPES} "
-                                "(serialised bytes: onnx.load_model_from_string(data))")
-    if isinstance(model, str) or (isinstance(model, os.PathLike) and isinstance(os.fspath(model), str)):
-        check_path(model, what)
-        return
-    raise ArgumentTypeError(f"{what}: expected {MODEL_TYPES}, got {_kind(model)}")
 
 
 def check_path(path, what: str, optional: bool = False) -> None:
@@ -41,7 +20,7 @@ def check_path(path, what: str, optional: bool = False) -> None:
     if path is None and optional:
         return
     if not isinstance(path, (str, os.PathLike)) or not isinstance(os.fspath(path), str):
-        raise ArgumentTypeError(f"{what}: expected a path (str or os.PathLike), got {_kind(path)}")
+        raise ArgumentTypeError(f"{what}: expected a path (str or os.PathLike), got {kind_of(path)}")
     text = os.fspath(path)
     if not text:
         raise InvalidArgumentError(f"{what}: the path is empty")
@@ -54,7 +33,7 @@ def check_mapping(value, what: str, optional: bool = True) -> None:
     if value is None and optional:
         return
     if not isinstance(value, Mapping):
-        raise ArgumentTypeError(f"{what}: expected a mapping (dict), got {_kind(value)}")
+        raise ArgumentTypeError(f"{what}: expected a mapping (dict), got {kind_of(value)}")
 
 
 def check_names(value, what: str) -> None:
@@ -62,7 +41,7 @@ def check_names(value, what: str) -> None:
     if value is None:
         return
     if isinstance(value, (str, bytes)) or not all(isinstance(v, str) for v in _iterable(value, what)):
-        raise ArgumentTypeError(f"{what}: expected a list of names (str), got {_kind(value)}"
+        raise ArgumentTypeError(f"{what}: expected a list of names (str), got {kind_of(value)}"
                                 + (f" {value!r}: wrap it in a list" if isinstance(value, str) else ""))
 
 
@@ -70,7 +49,7 @@ def _iterable(value, what: str):
     try:
         return list(value)
     except TypeError:
-        raise ArgumentTypeError(f"{what}: expected a list, got {_kind(value)}") from None
+        raise ArgumentTypeError(f"{what}: expected a list, got {kind_of(value)}") from None
 
 
 def check_type(value, types, what: str, expected: str, optional: bool = False) -> None:
@@ -80,4 +59,4 @@ def check_type(value, types, what: str, expected: str, optional: bool = False) -
         return
     types = types if isinstance(types, tuple) else (types,)
     if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
-        raise ArgumentTypeError(f"{what}: expected {expected}, got {_kind(value)}")
+        raise ArgumentTypeError(f"{what}: expected {expected}, got {kind_of(value)}")

@@ -1,9 +1,10 @@
 """Notes and warnings through ``logging``, under the ``surgeon`` logger.
 
 Each library call logs what its result also returns: notes at INFO, warnings at WARNING, on the
-logger of the module that made them (``surgeon.api``, ``surgeon.validate``, ``surgeon.plugins``,
-...). The package logger has a ``NullHandler`` (set in ``surgeon/__init__.py``), so nothing is
-printed unless the application configures logging; the command line prints what it always
+logger named for the job that made them (``surgeon.api``, ``surgeon.validate``,
+``surgeon.plugins``, ``surgeon.unfuse``, ``surgeon.run``: names kept when their modules moved
+into folders). The package logger has a ``NullHandler`` (set in ``surgeon/__init__.py``), so
+nothing is printed unless the application configures logging; the command line prints what it always
 printed, and configures none.
 """
 

@@ -22,7 +22,7 @@ import threading
 import time
 from typing import Iterable, Iterator, TypeVar
 
-from .amounts import bytes_text
+from .reportfields import bytes_text
 from .forksafe import after_fork_in_child
 
 T = TypeVar("T")

@@ -1,4 +1,6 @@
-"""What every JSON report shares: its schema version and kind, and a node as fields.
+"""What every report shares: its schema version and kind, a node as fields, and byte counts in
+words, one way for every message and page (``bytes_text``: ``512 B``, ``1.5 MB``), and a figure as
+validation prints it (``figure``).
 
 The reports of ``fuse``, ``inspect``, ``unfuse``, ``validate`` and ``lint`` all follow
 ``surgeon/schemas/report.schema.json`` (installed with the package; ``schema()`` reads it). A
@@ -9,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 from dataclasses import dataclass
 from importlib import resources
 
@@ -60,3 +63,28 @@ def body_scope(scope: str, node, attr_name: str, k: int, count: int) -> str:
     """The path of a body graph (an ``If`` branch, a ``Loop`` body) inside ``scope``, as the
     reports write it: ``main/If_0.then_branch``; ``[k]`` for one of several graphs of one attribute."""
     return f"{scope}/{node.name or node.op_type}.{attr_name}" + (f"[{k}]" if count > 1 else "")
+
+
+_DECIMAL_NAMES = ("B", "KB", "MB", "GB")  # reports, pages and progress (powers of 1024 all the same)
+_IEC_NAMES = ("B", "KiB", "MiB", "GiB")  # memory limits, as --max-memory GiB takes them
+
+
+def bytes_text(n: float, iec: bool = False) -> str:
+    """``n`` bytes with the largest unit that keeps it at least 1 (GB at most); whole bytes, else
+    one decimal. Negative counts (a rewrite that adds constants) keep their sign."""
+    names = _IEC_NAMES if iec else _DECIMAL_NAMES
+    for unit in names:
+        if abs(n) < 1024 or unit == names[-1]:
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    raise AssertionError("unreachable: the last unit always returns")
+
+
+def figure(v) -> str:
+    """A figure as validation prints it (messages and the table alike): 3 significant digits,
+    "inf", or "-" for none."""
+    if v is None:
+        return "-"
+    if isinstance(v, float) and math.isinf(v):
+        return "inf"
+    return f"{v:.3g}"

@@ -18,7 +18,7 @@ def _reports_follow_the_schema():
     from surgeon.lint.report import LintReport
     from surgeon.reportfields import schema
     from surgeon.rewrite.report import Report
-    from surgeon.runtime.report import ValidationReport
+    from surgeon.validate.report import ValidationReport
 
     validator = jsonschema.Draft202012Validator(schema())
     originals = {cls: cls.to_dict for cls in (Report, ValidationReport, LintReport)}

@@ -1,5 +1,7 @@
 """The ``surgeon`` command: parse, call the library, print. Errors are one line and exit 1;
-usage errors exit 2 (click's convention)."""
+usage errors exit 2 (click's convention).
+
+The top floor: may import any folder and ``api``; nothing in the engine imports it."""
 
 from __future__ import annotations
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 
 from ..errors import SurgeonError
-from ..plugins import PluginSet
-from ..shapes import parse_input_shape
+from ..rewrite.plugins import PluginSet
+from ..rewrite.shapes import parse_input_shape
 
 
 def plugin_options(selection: bool = True):
@@ -69,7 +69,7 @@ def write_report(path: str | None, text: str) -> None:
     if path == "-":
         click.echo(text)
         return
-    from ..modelsave import write_text_atomic
+    from ..io.save import write_text_atomic
 
     write_text_atomic(path, text)
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import click
 
-from ..unfuse import unfuse as unfuse_model
+from ..deploy.unfuse import unfuse as unfuse_model
 from . import cli, warn
 from .options import plugin_options, plugin_set, quiet_option, report_option, write_report
 

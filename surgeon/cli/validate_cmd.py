@@ -39,9 +39,9 @@ def validate(original_path, rewritten_path, input_specs, inputs_npz, input_shape
       surgeon validate stn.onnx stn.fused.onnx --inputs batch.npz --atol 1e-4 --report check.json
     """
     from ..runtime import get_runner
-    from ..validate import validate as run_validation
+    from ..validate.check import validate as run_validation
 
-    from ..runtime.draws import input_drawers
+    from ..validate.draws import input_drawers
 
     from .. import progress
 

@@ -1,6 +1,10 @@
 """Small helpers over ONNX graphs: a node view, an index of producers and consumers, constant
 folding, region extraction and ordering. Work on the protobuf directly: a graphsurgeon round trip
-alone costs more than the whole fuse budget on large models."""
+alone costs more than the whole fuse budget on large models. Also typed node attributes
+(``attrs.py``) and what a rewrite leaves unused (``prune.py``).
+
+The ground floor: may import only ``errors`` and ``forksafe``.
+"""
 
 from .node import Node, is_op
 from .index import GraphIndex

@@ -6,7 +6,7 @@ from typing import Any
 
 from onnx import AttributeProto, GraphProto, NodeProto
 
-from ..attrs import read_attribute
+from .attrs import read_attribute
 
 _DEFAULT_DOMAINS = ("", "ai.onnx")
 # Standard ops that carry graphs; reading every node's attributes costs more than the check.

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Iterable, Iterator
 
+from .node import subgraphs_of
+
 
 class BackWalk:
     """::
@@ -59,3 +61,10 @@ class BackWalk:
     def nodes(self) -> list:
         """The kept nodes in graph order (``Node.position``)."""
         return sorted(self._taken.values(), key=lambda n: n.position)
+
+def walk_nodes(nodes):
+    """Nodes and the nodes of their bodies (If/Loop/Scan), recursively."""
+    for node in nodes:
+        yield node
+        for body in subgraphs_of(node):
+            yield from walk_nodes(body.node)

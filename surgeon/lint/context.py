@@ -39,7 +39,7 @@ class LintContext:
 
     def plugin_set(self):
         if self.plugins is None or isinstance(self.plugins, (list, tuple)):
-            from ..plugins import resolve
+            from ..rewrite.plugins import resolve
 
             self.plugins = resolve(self.plugins)
         return self.plugins
@@ -76,8 +76,8 @@ class LintContext:
             from onnx import ModelProto
 
             from ..errors import SurgeonError
-            from ..modelio import skeleton_model
-            from ..opsets import convert
+            from ..io.load import skeleton_model
+            from ..deploy.opsets import convert
 
             copy = ModelProto()
             copy.CopyFrom(skeleton_model(view.proto, keep_small=64))

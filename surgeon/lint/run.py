@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import os
 
-from .. import graphsurgeon
+from ..io import graphsurgeon
 from ..errors import SurgeonError, ort_message
-from ..modelio import load_model_proto
-from . import ort_domains, ort_ops, ov_ops, ov_precision, trt_ops, trt_plugins, trt_sampling
+from ..io.load import load_model_proto
+from .onnxruntime import domains as ort_domains, ops as ort_ops
+from .openvino import ops as ov_ops, precision as ov_precision
+from .tensorrt import ops as trt_ops, plugins as trt_plugins, sampling as trt_sampling
 from .context import LintContext
-from .ov_probe import require_openvino
+from .openvino.probe import require_openvino
 from .report import LintReport
 from .view import ModelView
 

@@ -11,7 +11,7 @@ import numpy as np
 from onnx import AttributeProto, ModelProto, NodeProto, numpy_helper
 
 from ..graph.node import subgraphs_of
-from ..shapes import ShapeTable
+from ..rewrite.shapes import ShapeTable
 
 DEFAULT_DOMAINS = ("", "ai.onnx")
 SMALL = 64  # constants up to this many elements are read (sizes, axes)

@@ -6,6 +6,8 @@ the verdict by the region's structure (docs/recognising.md). ``prove`` is the ab
 interpretation underneath, with one rule per op (``prove.TABLE``): element by element, what is
 constant, shape-derived, affine in the region's variables (and which of their elements it
 reads) or neither, and which branches on sizes a probe could not see.
+
+May import: ``graph/``, ``rewrite/`` (the match context it serves), ``errors``.
 """
 
 from ..graph.node import shape_range

@@ -1,5 +1,14 @@
-"""Run models that hold custom ops: onnxruntime for the standard parts, the plugin set's
-reference kernels for the custom nodes (no compiled op library needed)."""
+"""runtime/: running models, and only that. Models that hold custom ops run as onnxruntime
+stages for the standard parts and the plugin set's reference kernels (or op libraries, or
+OpenVINO with the plugins' extensions) for the custom nodes: which engine and device
+(``engines.py``, ``device.py``), the plan and its steps (``schedule.py``, ``steps.py``,
+``program.py``), the runners and sessions kept (``runners.py``, ``sessions.py``), the inputs
+(``inputs.py``, ``feedfiles.py``), the outputs written (``outfiles.py``) and which ops
+onnxruntime can run at all (``ortops.py``). What a run means (validation) is ``validate/``'s.
+
+May import: ``io/``, ``graph/``, ``errors``, ``logs``, ``forksafe``, ``reportfields``; never
+``rewrite/``, ``validate/``, ``deploy/`` or ``lint/``.
+"""
 
 from .inputs import DEFAULT_MAX_BYTES, DEFAULT_SEED, input_specs, random_inputs
 from .program import Runner

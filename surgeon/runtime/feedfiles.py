@@ -11,8 +11,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from ..errors import SurgeonError
-from .draws import describe
-from .inputs import DEFAULT_MAX_BYTES, DEFAULT_SEED, check_memory, describe_floats, input_specs, random_inputs
+from .inputs import describe, DEFAULT_MAX_BYTES, DEFAULT_SEED, check_memory, describe_floats, input_specs, random_inputs
 
 
 def parse_input_spec(spec: str) -> tuple[str, str]:
@@ -95,7 +94,7 @@ def complete_feeds(model, given: Mapping[str, np.ndarray], input_shapes: Mapping
 
     Returns (feeds, where each input came from, notes for the user).
     """
-    from ..modelio import load_model_proto
+    from ..io.load import load_model_proto
 
     loaded = load_model_proto(model)
     specs = input_specs(loaded.proto)

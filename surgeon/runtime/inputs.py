@@ -20,9 +20,8 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 from onnx import ModelProto, TensorProto, helper
 
-from ..amounts import bytes_text
+from ..reportfields import bytes_text
 from ..errors import ArgumentTypeError, InvalidArgumentError, SurgeonError
-from .draws import describe
 
 DEFAULT_MAX_BYTES = 4 * 2**30
 DEFAULT_SEED = 0
@@ -166,7 +165,7 @@ def random_inputs(model, input_shapes: Mapping[str, Sequence[int]] | None = None
     The memory they need (plus ``given_bytes`` already held) is checked before anything is
     allocated.
     """
-    from ..modelio import load_model_proto
+    from ..io.load import load_model_proto
 
     proto = load_model_proto(model).proto
     specs = input_specs(proto)
@@ -221,3 +220,8 @@ def check_feeds(specs: Sequence[InputSpec], feeds: Mapping[str, np.ndarray], opt
 
 def _fmt_dims(dims) -> str:
     return "[" + ",".join(str(d) if d is not None else "?" for d in dims) + "]"
+
+
+def describe(draw: Callable) -> str:
+    text = (draw.__doc__ or draw.__name__).strip().splitlines()
+    return text[0].rstrip(".") if text else draw.__name__

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import SurgeonError
 from ..graph.order import sort_graph
-from ..modelio import LoadedModel, iter_tensors, tensor_to_array
+from ..io.load import LoadedModel, iter_tensors, tensor_to_array
 from .engines import choose
 from .inputs import check_feeds, input_specs
 from .program import Runner

@@ -1,5 +1,5 @@
 """Writing outputs as ``DIR/<name>.npy``: names made safe for file systems, files written to a
-temp file and renamed (atomicfile.py), so a reader never sees half an array."""
+temp file and renamed (io/atomic.py), so a reader never sees half an array."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import re
 
 import numpy as np
 
-from ..atomicfile import write_file
+from ..io.atomic import write_file
 from ..errors import CannotWriteError, cannot_write
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")

@@ -8,7 +8,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..modelio import LoadedModel
+from ..io.load import LoadedModel
 from .device import providers_for
 from .engines import choose
 from .inputs import check_feeds, input_specs

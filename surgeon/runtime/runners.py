@@ -20,10 +20,9 @@ from collections import OrderedDict
 
 from onnx import ModelProto
 
-from .. import homes
-from ..arguments import check_model
+from ..io import homes
 from ..errors import InvalidArgumentError, SurgeonError
-from ..modelio import LoadedModel, load_in_memory, load_model
+from ..io.load import LoadedModel, check_model_argument, load_in_memory, load_model
 from .device import providers_for
 from ..forksafe import after_fork_in_child, keep_forever
 from .openvino import OpenVinoRunner
@@ -39,7 +38,7 @@ _building: dict[tuple, threading.Lock] = {}  # key -> held while that runner is 
 def _fingerprint(model) -> tuple[tuple, LoadedModel | None, bytes | None]:
     """A cache key for the model, plus what was already read while making it."""
     if not isinstance(model, (LoadedModel, ModelProto)):
-        check_model(model)  # a wrong type, an empty path: one line, before anything reads it
+        check_model_argument(model)  # a wrong type, an empty path: one line, before anything reads it
     if isinstance(model, (str, os.PathLike)):
         path = os.path.realpath(os.fspath(model))
         try:

@@ -10,7 +10,7 @@ from collections import Counter
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from ..amounts import bytes_text
+from ..reportfields import bytes_text
 from .sections import misses_section, rewrites_section, validation_section
 
 HERE = Path(__file__).parent

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import html
 
-from ..runtime.table import HEADER, row
+from .table import HEADER, row
 from . import png
 
 DRAW_LIMIT = 200  # rewrites drawn; past it they are listed in the index table only

@@ -9,7 +9,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import surgeon
-from surgeon.lowering import LOWERINGS
+from surgeon.deploy.lowering import LOWERINGS
 
 from .adapters import FLOOR, histories, invalid_down_steps, missing_down_adapters, smallest_model
 from .helpers import opset_of, ort_run

@@ -1,7 +1,7 @@
 """Byte counts in words, the one helper of the report, the HTML page, the progress bar and the
 input-memory limit."""
 
-from surgeon.amounts import bytes_text
+from surgeon.reportfields import bytes_text
 
 
 def test_units_step_at_1024_whole_bytes_then_one_decimal():

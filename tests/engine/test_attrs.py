@@ -3,7 +3,7 @@ import pytest
 from onnx import AttributeProto
 
 from surgeon import make_attribute, make_attributes
-from surgeon.attrs import read_attribute
+from surgeon.graph.attrs import read_attribute
 
 
 def test_suffixes_make_typed_attributes():

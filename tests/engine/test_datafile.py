@@ -4,8 +4,8 @@ import os
 
 import pytest
 
-from surgeon import datafile
-from surgeon.datafile import DataFileWriter, ExternalRef
+from surgeon.io import datafile
+from surgeon.io.datafile import DataFileWriter, ExternalRef
 from surgeon.errors import SurgeonError
 
 

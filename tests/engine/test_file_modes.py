@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from surgeon import atomicfile
+from surgeon.io import atomic as atomicfile
 
 SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "models" / "stn_ts_opset20_2d.onnx"
 

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 from onnx import TensorProto, helper
 
-from surgeon import modelio, modelsave
+from surgeon.io import load as modelio, save as modelsave
 from surgeon.cli import cli
 
 from .toys import relu_neg_model
@@ -232,7 +232,7 @@ def test_shape_inference_does_not_propagate_long_vectors(tmp_path):
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [n])],
                               [TensorProto(name="v", data_type=TensorProto.FLOAT, dims=[n])])
     onnx.save(helper.make_model(graph), tmp_path / "m.onnx")
-    script = ("import resource, sys, onnx; from surgeon.modelio import infer_skeleton; "
+    script = ("import resource, sys, onnx; from surgeon.io.load import infer_skeleton; "
               "resource.setrlimit(resource.RLIMIT_AS, (3 << 29, 3 << 29)); "
               "m = infer_skeleton(onnx.load(sys.argv[1])); "
               "print(m.graph.output[0].type.tensor_type.shape.dim[0].dim_value)")
@@ -261,7 +261,7 @@ def test_nodes_out_of_order_are_sorted_on_load(tmp_path):
     # onnxruntime runs them, the ONNX checker refuses them; surgeon sorts them (stably) on load
     from onnx import TensorProto, helper
 
-    from surgeon.modelio import load_model
+    from surgeon.io.load import load_model
 
     nodes = [helper.make_node("Relu", ["a"], ["y"], name="last"), helper.make_node("Neg", ["x"], ["a"], name="first"),
              helper.make_node("Abs", ["x"], ["z"], name="alone")]

@@ -45,7 +45,7 @@ def test_inference_survives_a_huge_slice_step(tmp_path):
     # In a child process: the regression is the process dying, which pytest itself would not survive.
     path = tmp_path / "m.onnx"
     onnx.save(_sliced_shape(2**31 + 5), str(path))
-    code = ("import sys, surgeon\nfrom surgeon.shapes import infer_shapes\nimport onnx\n"
+    code = ("import sys, surgeon\nfrom surgeon.rewrite.shapes import infer_shapes\nimport onnx\n"
             "found = infer_shapes(onnx.load(sys.argv[1]))\nprint(found['part'].type.tensor_type.shape.dim[0].dim_value)")
     done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, (done.returncode, done.stderr[-500:])

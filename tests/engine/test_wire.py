@@ -9,7 +9,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from surgeon.errors import SurgeonError
-from surgeon.wire import data_nbytes, varint, without, write_model
+from surgeon.io.wire import data_nbytes, varint, without, write_model
 
 SAMPLES = sorted((Path(__file__).resolve().parents[2] / "samples" / "models").glob("*.onnx"))
 

@@ -16,8 +16,8 @@ import surgeon
 from surgeon.runtime import clear_cache, get_runner, sessions_created
 from surgeon.runtime import runners
 from surgeon.runtime.runners import make_runner
-from surgeon.modelio import load_in_memory
-from surgeon.plugins import PluginSet
+from surgeon.io.load import load_in_memory
+from surgeon.rewrite.plugins import PluginSet
 
 from .models import SMALL, STN, stn_feeds
 from .workers import fuse_run_validate

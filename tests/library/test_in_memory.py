@@ -11,7 +11,7 @@ import onnx
 import pytest
 
 import surgeon
-from surgeon import homes
+from surgeon.io import homes
 
 from .models import external_stn, external_tensors, stn_feeds
 

@@ -68,7 +68,7 @@ def test_an_installed_plugin_that_fails_to_load_is_a_warning_on_the_plugins_logg
 
         def load(self):
             raise ImportError("no module named no_such_module")
-    monkeypatch.setattr("surgeon.plugins.entry_points", lambda group: [Broken()])
+    monkeypatch.setattr("surgeon.rewrite.plugins.entry_points", lambda group: [Broken()])
     with caplog.at_level(logging.WARNING, logger="surgeon"):
         found = surgeon.PluginSet.installed()
     assert [(r.name, r.getMessage()) for r in caplog.records] == [("surgeon.plugins", found.warnings[0])]

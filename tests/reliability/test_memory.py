@@ -15,7 +15,7 @@ from surgeon.errors import SurgeonError
 from surgeon.graph import GraphIndex
 from surgeon.graph.extract import MAX_VALUE, RegionEvaluator
 from surgeon.graph.fold import MAX_READ, ConstantFolder
-from surgeon.modelio import skeleton_model
+from surgeon.io.load import skeleton_model
 
 from .models import write
 

@@ -73,7 +73,7 @@ def test_unwritable_report_leaves_no_model(src, capfd, tmp_path):
 def test_report_that_fails_at_rename_takes_the_model_back(src, capfd, tmp_path, monkeypatch):
     (tmp_path / "r.json").mkdir()  # a folder where the report should go: its rename fails last
     (tmp_path / "r.json" / "keep").write_text("x")
-    monkeypatch.setattr("surgeon.modelsave.check_outputs", lambda *a: None)  # get past the early check
+    monkeypatch.setattr("surgeon.io.save.check_outputs", lambda *a: None)  # get past the early check
     outcome = invoke(["fuse", src / "m.onnx", tmp_path / "o.onnx", "--report", tmp_path / "r.json"], capfd)
     check(outcome, 1, "cannot write")
     assert listing(tmp_path) == ["r.json", "src"], outcome.describe()

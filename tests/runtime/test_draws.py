@@ -4,8 +4,8 @@ import numpy as np
 from onnx import helper
 
 from surgeon import CustomOp
-from surgeon.runtime.draws import input_drawers
-from surgeon.validate import validate
+from surgeon.validate.draws import input_drawers
+from surgeon.validate.check import validate
 
 from .conftest import PLUGINS
 from .toys import fused_node, model, vi, warp_pair

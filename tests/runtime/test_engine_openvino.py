@@ -113,7 +113,7 @@ def test_function_bodies_are_not_used_the_extension_is(tmp_path):
 def test_external_data_from_the_file_and_in_memory(tmp_path):
     """A model keeping its weights in a .data file runs from its path (OpenVINO finds the file)
     and as a LoadedModel without one (its tensors read in first)."""
-    from surgeon.modelio import LoadedModel, load_model
+    from surgeon.io.load import LoadedModel, load_model
 
     out = tmp_path / "stn.onnx"
     surgeon.fuse("samples/models/stn_ts_opset20_2d.onnx", out, external_data=True)

@@ -7,7 +7,7 @@ from click.testing import CliRunner
 
 import surgeon
 from surgeon.cli import cli
-from surgeon.plugins import PluginSet
+from surgeon.rewrite.plugins import PluginSet
 
 from .toys import stn_pair, warp_pair
 

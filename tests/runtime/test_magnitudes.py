@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from surgeon.runtime.magnitudes import describe, draw, group_shape
+from surgeon.validate.magnitudes import describe, draw, group_shape
 
 
 @pytest.mark.parametrize("shape, groups", [((1, 3, 28, 28), (1, 3, 1, 1)), ((2, 512), (2, 1)),

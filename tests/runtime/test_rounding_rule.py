@@ -8,8 +8,8 @@ from onnx import TensorProto, helper
 
 import surgeon
 from surgeon import Pattern
-from surgeon.runtime.discontinuous import deciding_inputs
-from surgeon.runtime.ulps import steps
+from surgeon.validate.discontinuous import deciding_inputs
+from surgeon.validate.ulps import steps
 
 EPS = float(np.finfo(np.float32).eps)
 

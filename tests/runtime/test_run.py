@@ -8,7 +8,7 @@ from onnx import helper
 import surgeon
 from surgeon import CustomOp
 from surgeon.errors import SurgeonError
-from surgeon.modelio import load_model
+from surgeon.io.load import load_model
 from surgeon.runtime import random_inputs
 
 from .conftest import PLUGINS

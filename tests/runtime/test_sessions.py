@@ -5,7 +5,7 @@ import pytest
 
 import surgeon
 from surgeon.runtime import clear_cache, get_runner, sessions_created
-from surgeon.validate import validate
+from surgeon.validate.check import validate
 
 from .conftest import PLUGINS
 from .toys import chain_model, parallel_model, stn_pair

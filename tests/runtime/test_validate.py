@@ -7,10 +7,10 @@ import pytest
 from onnx import helper, numpy_helper
 
 from surgeon.errors import SurgeonError
-from surgeon.modelio import LoadedModel
+from surgeon.io.load import LoadedModel
 from surgeon import CustomOp
-from surgeon.runtime.compare import compare
-from surgeon.validate import validate
+from surgeon.validate.compare import compare
+from surgeon.validate.check import validate
 
 from .conftest import PLUGINS
 from .toys import THETA, TAMPERINGS, fused_node, if_model, model, stn_pair, swap_rows, vi, warp_feeds, warp_pair

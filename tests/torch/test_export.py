@@ -98,7 +98,7 @@ def test_sizes_from_x_shape_stay_dynamic(tmp_path, exporter):
 
 class Computed(torch.nn.Module):
     def forward(self, x, theta):
-        import surgeon.torch as st
+        import surgeon_ops.torch as st
 
         return st.fused_grid_sample(x, theta, [x.shape[0], x.shape[1], x.shape[2] // 2, x.shape[3] + 1])
 
@@ -120,7 +120,7 @@ def test_float64_is_refused_with_a_clear_error(tmp_path):
 
 
 def test_translation_table_exports_an_exported_program(tmp_path):
-    import surgeon.torch as st
+    import surgeon_ops.torch as st
 
     x, t = _inputs(2)
     dims = {"x": {0: torch.export.Dim("N"), 2: torch.export.Dim("H")}, "theta": {0: torch.export.Dim("N")}}
@@ -137,7 +137,7 @@ def test_translation_table_exports_an_exported_program(tmp_path):
 
 class GridOfX(torch.nn.Module):
     def forward(self, x, theta):
-        import surgeon.torch as st
+        import surgeon_ops.torch as st
 
         return st.affine_grid(theta, x.size())
 
@@ -151,7 +151,7 @@ def test_affine_grid_output_has_theta_type_and_x_dims(tmp_path):
 
 class StrictOnly(torch.nn.Module):
     def forward(self, x, theta):
-        import surgeon.torch as st
+        import surgeon_ops.torch as st
 
         if not torch.compiler.is_dynamo_compiling():  # fails the exporter's first, non-strict trace
             raise RuntimeError("only a dynamo trace gets here")

@@ -77,11 +77,12 @@ def test_registered_as_torch_operators():
     torch.library.opcheck(torch.ops.surgeon.affine_grid.default, (theta(2, 3), [2, 3, 4], False))
 
 
-def test_surgeon_torch_is_the_user_facing_name():
+def test_surgeon_torch_is_a_deprecated_alias_of_surgeon_ops_torch():
     import surgeon.torch
 
     for name in ("fused_grid_sample", "affine_grid", "replace_grid_samplers", "onnx_translation_table"):
-        assert getattr(surgeon.torch, name) is getattr(st, name)
+        with pytest.warns(DeprecationWarning, match=f"import surgeon_ops.torch instead .*surgeon_ops.torch.{name}"):
+            assert getattr(surgeon.torch, name) is getattr(st, name)
 
 
 def test_surgeon_torch_is_not_imported_by_surgeon():

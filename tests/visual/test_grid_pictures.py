@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 import surgeon
-from surgeon.runtime.pictures import pictures
+from surgeon.validate.pictures import pictures
 
 from .helpers import ROOT
 

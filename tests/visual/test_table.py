@@ -4,8 +4,8 @@ alike; a long message keeps the columns before it."""
 from __future__ import annotations
 
 import surgeon
-from surgeon.runtime.compare import Comparison
-from surgeon.runtime.report import RewriteCheck, ValidationReport
+from surgeon.validate.compare import Comparison
+from surgeon.validate.report import RewriteCheck, ValidationReport
 
 from .helpers import SAMPLE, tampered
 
