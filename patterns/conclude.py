@@ -154,13 +154,25 @@ def _size_one(ident, base: dict, ac: int, pinned: set, verdict: Verdict) -> Refu
             assign = plan.with_value(assign, g, 1)
         name = " and ".join(ident.symbols.name(plan.rep(g), 1) for g in ones)
         result = ident.check(assign, (ac,), salt=40 + sum(ones))
+        if isinstance(result, Failure) and result.ran and result.nonfinite:
+            # 0/0 at a size of 1 (torch's linspace exported as (end - start) / (steps - 1)): the
+            # original's grid is NaN there, which engines sample as they happen to (a NaN cast to
+            # an index); the rewrite may give any value there and gives affine_grid's, provided
+            # every finite coordinate still agrees.
+            undefined = ident.check(assign, (ac,), salt=40 + sum(ones), nan_free=True)
+            if isinstance(undefined, Outcome):
+                result = undefined
+                verdict.nan_at_one.append(name)
+                verdict.notes.append(f"with {name} the original's grid is NaN (0/0 in its coordinates), which "
+                                     "engines sample as they happen to; the rewrite samples at affine_grid's "
+                                     "coordinates there")
         if isinstance(result, Outcome):
             for axis, coordinate in result.agreement.size_one:
                 if moved.setdefault(axis, coordinate) != coordinate:
                     return Refusal(f"the grid's size-1 coordinate along output dim {axis} is not one value")
-        elif result.ran and result.nonfinite:  # the model runs there: its NaN grid cannot be had
-            return Refusal(f"with {name}, the original's grid is not finite (0/0 in its coordinates), which no theta "
-                           "gives; fixing the dims (--input-shape) lets it fuse")
+        elif result.ran and result.nonfinite:  # NaN and, where finite, not affine_grid(theta)
+            return Refusal(f"with {name}, the original's grid is not finite and its finite coordinates are not "
+                           "affine_grid(theta); fixing the dims (--input-shape) lets it fuse")
         elif result.ran:
             return Refusal(f"with {name}, {result.reason}")
     verdict.size_one = moved

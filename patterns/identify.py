@@ -79,8 +79,9 @@ class Identifier:
     def theta_count(self, assign: dict) -> int:
         return self.symbols.concrete(self.cut.theta, assign)[0] if self.source.fed else 0
 
-    def check(self, assign: dict, acs, salt: int = 0, runs: int = 1) -> Outcome | Failure:
-        """Run the region ``runs`` times at these dims; every run must agree on one setting."""
+    def check(self, assign: dict, acs, salt: int = 0, runs: int = 1, nan_free: bool = False) -> Outcome | Failure:
+        """Run the region ``runs`` times at these dims; every run must agree on one setting.
+        ``nan_free``: NaN coordinates are undefined in the original (``verify.compare``)."""
         agreement = None
         count = self.theta_count(assign)
         for r in range(runs):
@@ -101,7 +102,7 @@ class Identifier:
             if expected.shape[0] not in (1, grid.shape[0]):
                 return Failure(f"the grid's batch {grid.shape[0]} is neither theta's ({expected.shape[0]}) "
                                "nor a broadcast of it", ran=True, grid_batch=grid.shape[0])
-            result = compare(grid, expected, acs, self.grid_tol)
+            result = compare(grid, expected, acs, self.grid_tol, nan_free)
             if not isinstance(result, Agreement):
                 what = {"plain": "affine_grid(theta)", "map": "affine_grid of an affine map of theta",
                         "fixed": "affine_grid of the fitted theta"}[self.mode]

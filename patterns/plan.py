@@ -66,6 +66,9 @@ def _plan(ctx: MatchContext, sampler: Sampler, found: Recognition, target: str, 
     warnings = []
     form = "fused"
     grid_op = f"custom.ops::{tensorrt_profile.op_type('AffineGrid') if target == TENSORRT else 'AffineGrid'}"
+    if readers and verdict.nan_at_one:  # a NaN a reader sees is a value, not an engine's accident
+        return (f"with {verdict.nan_at_one[0]} the original's grid is NaN (0/0 in its coordinates), and "
+                f"{', '.join(readers[:3])} reads it besides the sampler")
     if target == AFFINE:
         form = "grid"
     elif readers:

@@ -51,6 +51,7 @@ class Verdict:
     precision: str = "single"  # the lowest float precision the region computes in
     grid_dtype: np.dtype | None = None  # the grid's type as computed (declared types may be stale)
     notes: list = field(default_factory=list)  # warnings for the report
+    nan_at_one: list = field(default_factory=list)  # dims at size 1 where the original's grid is NaN (0/0)
     reads: int = 0  # theta elements (one item, row-major bits) the original's grid reads
 
 

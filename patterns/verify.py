@@ -79,9 +79,12 @@ def _conventions(spatial, ac: int):
         yield tuple(coords), tuple((i, c) for i, c in zip(ones, choice) if c != TORCH)
 
 
-def compare(grid: np.ndarray, theta: np.ndarray, acs, tol: tuple[float, float]) -> Agreement | Disagreement:
+def compare(grid: np.ndarray, theta: np.ndarray, acs, tol: tuple[float, float],
+            nan_free: bool = False) -> Agreement | Disagreement:
     """``grid`` [B, *spatial, k] against affine_grid(theta) with theta [B or 1, k, k+1], each
-    coordinate within ``atol + rtol * (|theta| . |base|)`` (``GRID_TOLERANCES``)."""
+    coordinate within ``atol + rtol * (|theta| . |base|)`` (``GRID_TOLERANCES``). ``nan_free``: a
+    NaN coordinate is one the original leaves undefined, which any value refines (Alive2's rule for
+    a rewrite: equal wherever the original is defined); every other coordinate must still agree."""
     atol, rtol = scaled(tol, grid.astype(np.float64))
     spatial = grid.shape[1:-1]
     th = np.broadcast_to(theta, (grid.shape[0], *theta.shape[1:])) if theta.shape[0] == 1 else theta
@@ -94,6 +97,8 @@ def compare(grid: np.ndarray, theta: np.ndarray, acs, tol: tuple[float, float]) 
             with np.errstate(invalid="ignore"):
                 err = np.abs(got - expected)
                 bad = ~(err <= atol + rtol * terms)  # NaN counts as bad
+            if nan_free:
+                bad &= ~np.isnan(got)
             if not bad.any():
                 return Agreement(ac, moved)
             per_item = np.where(bad, np.nan_to_num(err, nan=np.inf), 0.0).reshape(grid.shape[0], -1).max(axis=1)

@@ -90,9 +90,8 @@ SAMPLES += _lib("lib_elementwise", LibElementwise, {"x": X2, "theta": T2},
                 {"x": {0: "N", 2: "H", 3: "W"}, "theta": {0: "N"}},
                 {"x": [3, 3, 20, 18], "theta": [3, 2, 3]},
                 notes="linspace/meshgrid base, six theta gathers, Mul/Add per coefficient. TorchScript's "
-                      "linspace divides 0 by 0 at H or W = 1: its grid is NaN there, no rewrite equals it, so "
-                      "with H, W dynamic it stays (it fuses with --input-shape)",
-                ts_refusal="the original's grid is not finite")
+                      "linspace divides 0 by 0 at H or W = 1: its grid is NaN there, which engines sample as "
+                      "they happen to; the rewrite samples at affine_grid's coordinates there and says so")
 SAMPLES += _lib("lib_matmul", lambda **kw: LibMatmul((16, 12), **kw), {"x": X2, "theta": T2},
                 NB, _alt_batch(), pad="border", notes="constant [H*W,3] base @ theta^T")
 SAMPLES += _lib("lib_homogeneous", LibHomogeneous, {"x": X2, "M": [2, 3, 3]},

@@ -72,7 +72,7 @@ class Recogniser:
         return refusals[0] if refusals else self._no("no candidate the output is computed from")
 
     def _no(self, reason: str) -> Refusal:
-        return Refusal(reason, self.unproved)
+        return Refusal(reason, kind=self.unproved)
 
     def _one(self, ctx, region: Region) -> Recognised | Refusal:
         tensors = region.tensors(ctx)

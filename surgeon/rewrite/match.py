@@ -21,7 +21,7 @@ class Refusal:
     shows it). Tell them apart by ``kind``, never by the reason's text."""
 
     reason: str
-    kind: str = NEAR_MISS
+    kind: str = field(default=NEAR_MISS, kw_only=True)  # keyword-only: subclasses add fields after reason
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -40,7 +40,7 @@ def refuse(reason: str) -> Refusal:
 def not_mine(reason: str) -> Refusal:
     """Return this from ``match`` (or a ``Recogniser``'s identify) when the anchor is not this
     pattern's chain after all: nothing is reported; ``SURGEON_TRACE`` shows ``reason``."""
-    return Refusal(reason, NOT_MINE)
+    return Refusal(reason, kind=NOT_MINE)
 
 
 @dataclass

@@ -4,6 +4,7 @@ coefficients computed from the model's own dims at run time, equal at every size
 
 import numpy as np
 import pytest
+import torch
 from onnx import TensorProto
 
 from .builders import G
@@ -118,10 +119,14 @@ def test_a_divisor_that_is_no_power_of_the_dims_is_refused():
     assert "depends on" in refusal_reasons(result), refusal_reasons(result)
 
 
-def linspace_grid(threshold: float = 1.0):
+def linspace_grid(threshold: float | None = 1.0, nan_x_at_one: bool = False, shift_y_at_one: float = 0.0,
+                  grid_output: bool = False):
     """A base grid of torch.linspace(-1, 1, n) as dynamo writes it, per axis
     ``where(n > 1, (arange(n) / (n - 1) - 0.5) * 2, arange(n) * 0)``, times theta: a comparison of
-    a size settled for every n but 1 (``threshold`` 3 compares with 3: n = 2 and 3 go the other way)."""
+    a size settled for every n but 1 (``threshold`` 3 compares with 3: n = 2 and 3 go the other way).
+    ``threshold=None``: unguarded, as TorchScript writes it (0 / 0 at n = 1). After theta:
+    ``nan_x_at_one`` adds 0 / (W - 1) to the x coordinates only, ``shift_y_at_one`` moves the y
+    coordinates by that much where W = 1. ``grid_output``: the grid is a graph output too."""
     g = G()
     x = g.input("x", ["N", 3, "H", "W"])
     theta = g.input("theta", ["N", 2, 3])
@@ -132,6 +137,8 @@ def linspace_grid(threshold: float = 1.0):
         steps = g.op("Range", g.const(np.float32(0)), n, g.const(np.float32(1)))
         spread = g.op("Mul", g.op("Sub", g.op("Div", steps, g.op("Sub", n, g.const(np.float32(1)))),
                                   g.const(np.float32(0.5))), g.const(np.float32(2)))
+        if threshold is None:
+            return spread
         return g.op("Where", g.op("Greater", n, g.const(np.float32(threshold))), spread,
                     g.op("Mul", steps, g.const(np.float32(0))))
 
@@ -144,9 +151,22 @@ def linspace_grid(threshold: float = 1.0):
     ones = g.op("Expand", g.const(np.ones((1, 1, 1), np.float32)), hw1)
     base = g.op("Reshape", g.op("Concat", gx, gy, ones, axis=2), g.ints([1, -1, 3]))
     points = g.op("MatMul", base, g.op("Transpose", theta, perm=[0, 2, 1]))
+    w = g.op("Cast", g.op("Squeeze", n_w), to=TensorProto.FLOAT)
+    if nan_x_at_one:
+        zero_by = g.op("Div", g.const(np.float32(0)), g.op("Sub", w, g.const(np.float32(1))))
+        # [0/(W-1), 0]: a product with a mask would make y NaN too (0 * NaN)
+        points = g.op("Add", points, g.op("Concat", g.op("Reshape", zero_by, g.ints([1])), g.const(np.float32([0])),
+                                          axis=0))
+    if shift_y_at_one:
+        shift = g.op("Where", g.op("Equal", w, g.const(np.float32(1))), g.const(np.float32(shift_y_at_one)),
+                     g.const(np.float32(0)))
+        points = g.op("Add", points, g.op("Concat", g.const(np.float32([0])), g.op("Reshape", shift, g.ints([1])),
+                                          axis=0))
     grid = g.op("Reshape", points, g.op("Concat", g.op("Shape", x, start=0, end=1), n_h, n_w, g.ints([2]), axis=0))
     g.op("GridSample", x, grid, out="y", align_corners=1)
     g.output("y")
+    if grid_output:
+        g.output(grid)
     return g.model(20)
 
 
@@ -164,3 +184,45 @@ def test_a_branch_on_sizes_past_one_is_refused():
     result = fuse_alone(linspace_grid(threshold=3.0))
     assert not result.report.rewrites
     assert "(Greater) compares values derived from the input dims" in refusal_reasons(result)
+
+
+def test_a_grid_nan_at_size_one_is_refined_there_and_said():
+    # Unguarded, n - 1 divides 0 by 0 at n = 1: the original's grid is NaN there, which engines
+    # sample as they happen to. Fused for every size, a warning per dim; equal wherever the
+    # original is defined, and at 1 the rewrite samples at affine_grid's coordinates.
+    model = linspace_grid(threshold=None)
+    result = fuse_alone(model)
+    assert op_counts(result.model)["custom.ops::FusedGridSample"] == 1, result.report.summary()
+    [rewrite] = result.report.rewrites
+    assert sum("the original's grid is NaN (0/0 in its coordinates)" in w for w in rewrite.warnings) == 2
+    for h, w in ((8, 8), (5, 13), (2, 2)):
+        feeds = _inputs(model, h, w)
+        assert_warp_outputs(run_split(result.model, feeds)[0], ort_run(model, feeds)[0], feeds, what=f"{h}x{w}")
+    feeds = _inputs(model, 1, 9)
+    fused = run_split(result.model, feeds)[0]
+    x, theta = (torch.from_numpy(feeds[k]) for k in ("x", "theta"))
+    grid = torch.nn.functional.affine_grid(theta, list(x.shape), align_corners=True)
+    expected = torch.nn.functional.grid_sample(x, grid, align_corners=True).numpy()
+    np.testing.assert_allclose(fused, expected, atol=1e-5)
+
+
+@pytest.mark.parametrize("shift", [0.0, 0.5])
+def test_a_grid_nan_at_size_one_frees_only_its_nan_coordinates(shift):
+    # 0 / (W - 1) on x alone: at W = 1 the x coordinates are NaN and the y coordinates finite.
+    # Those must still agree: y moved by 0.5 there is a real change, refused; unmoved, it fuses.
+    result = fuse_alone(linspace_grid(nan_x_at_one=True, shift_y_at_one=shift))
+    if shift:
+        assert not result.report.rewrites
+        reasons = refusal_reasons(result)
+        assert "W=1" in reasons and "not finite and its finite coordinates are not" in reasons, reasons
+    else:
+        assert op_counts(result.model)["custom.ops::FusedGridSample"] == 1, result.report.summary()
+        assert any("with W=1" in w and "NaN" in w for w in result.report.rewrites[0].warnings)
+
+
+def test_a_grid_nan_at_size_one_that_another_reader_sees_is_refused():
+    # The sampler takes a NaN coordinate as its engine happens to; a graph output holding the grid
+    # shows the NaN itself, which an AffineGrid would not give
+    result = fuse_alone(linspace_grid(threshold=None, grid_output=True))
+    assert not result.report.rewrites
+    assert "the original's grid is NaN (0/0 in its coordinates), and graph output" in refusal_reasons(result)

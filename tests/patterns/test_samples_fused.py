@@ -79,15 +79,19 @@ def test_negatives_untouched(name):
     assert MANIFEST[name]["refusal"] in reasons, reasons
 
 
-def test_refused_for_size_one_fuses_with_fixed_dims():
-    # Its grid is NaN at H=1 or W=1 (0/0 in TorchScript's linspace): refused while H, W are
-    # dynamic, fused once --input-shape fixes them.
+def test_a_grid_nan_at_size_one_fuses_with_dynamic_dims_and_says_so():
+    # Its grid is NaN at H=1 or W=1 (0/0 in TorchScript's linspace): fused with H, W dynamic, a
+    # warning naming each dim; and with --input-shape fixing them, without the warnings.
     name = "lib_elementwise_ts_opset17.onnx"
-    result = fuse_sample(name, input_shapes={"x": [2, 3, 16, 12]})
-    assert op_counts(result.model) == {"custom.ops::FusedGridSample": 1}
-    feeds = make_inputs(BY_FILE[name], MANIFEST[name]["inputs"])
-    assert_outputs_within(rewritten_outputs(result.model, feeds), original_outputs(name, feeds),
-                          fused_bounds(result.model, feeds), name)
+    result = fuse_sample(name)
+    assert op_counts(result.model)["custom.ops::FusedGridSample"] == 1
+    assert [w.split(" (")[0] for w in result.report.rewrites[0].warnings] == ["with H=1", "with W=1"]
+    fixed = fuse_sample(name, input_shapes={"x": [2, 3, 16, 12]})
+    assert op_counts(fixed.model) == {"custom.ops::FusedGridSample": 1} and not fixed.report.rewrites[0].warnings
+    for model in (result.model, fixed.model):
+        feeds = make_inputs(BY_FILE[name], MANIFEST[name]["inputs"])
+        assert_outputs_within(rewritten_outputs(model, feeds), original_outputs(name, feeds),
+                              fused_bounds(model, feeds), name)
 
 
 def test_seed_output_dims_repaired():

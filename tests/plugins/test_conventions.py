@@ -123,7 +123,7 @@ def test_refusal_kinds_are_data():
     assert (refuse("r").kind, not_mine("r").kind) == (NEAR_MISS, NOT_MINE)
     assert refuse("r").near_miss and not not_mine("r").near_miss
     with pytest.raises(ValueError, match="Refusal kind 'maybe'"):
-        Refusal("r", "maybe")
+        Refusal("r", kind="maybe")
 
 
 def test_match_returning_a_match_is_unchanged_by_kinds():
