@@ -1,6 +1,7 @@
 """The affine-grid-sample pattern: every grid sampler whose grid is an affine grid of one theta,
 in whatever spelling, becomes ``custom.ops::FusedGridSample`` (or ``custom.ops::AffineGrid`` when
-the grid is needed by itself).
+the grid is needed by itself); in float64, which the contract's ops do not take, ONNX's own
+AffineGrid + GridSample (opset 20 on).
 
 Options read: ``target`` — ``fused-grid-sample`` (default), ``affine-grid`` (write
 ``custom.ops::AffineGrid`` and keep a standard sampler) or ``tensorrt`` (the TensorRT profile of
@@ -9,6 +10,8 @@ surgeon_ops.tensorrt: plugin lookup attributes, static output sizes only); ``onn
 """
 
 from __future__ import annotations
+
+from onnx import TensorProto
 
 from surgeon import BackWalk, Match, MatchContext, Node, Pattern, Refusal, RewriteContext, refuse
 from surgeon_ops.node_kernels import CUSTOM_OPS
@@ -53,6 +56,12 @@ class AffineGridSample(Pattern):
         kept = target == AFFINE or readers or written and written.align_corners != sampler.align_corners
         if written and written.ours and kept:
             return None  # already the form this pattern writes (rewriting it again drops its declared atol)
+        if _native_ours(ctx, producer, self.name):
+            return None  # ONNX's own pair this pattern wrote for a type the contract lacks
+        if written and producer.is_op("AffineGrid") and ctx.dtype(sampler.x) == TensorProto.DOUBLE:
+            # what this pattern writes for a type the contract lacks: nothing to gain, said once
+            return refuse("already ONNX's own AffineGrid + GridSample on a double image, which the contract's ops "
+                          "(float32, float16) do not take")
         found = self._recognise(ctx, sampler)  # cut, prove, identify
         if isinstance(found, Refusal):
             return found
@@ -80,6 +89,14 @@ class AffineGridSample(Pattern):
             writer.fused()
         else:
             writer.grid()
+
+
+def _native_ours(ctx: MatchContext, producer: Node | None, name: str) -> bool:
+    """The grid is ONNX's own AffineGrid this pattern wrote (through the Cast to the image's type)."""
+    if producer is not None and producer.is_op("Cast") and producer.inputs:
+        producer = ctx.producer(producer.inputs[0])
+    return producer is not None and producer.is_op("AffineGrid") and any(
+        e.key == "surgeon.pattern" and e.value == name for e in producer.proto.metadata_props)
 
 
 def _other_readers(ctx: MatchContext, sampler: Sampler) -> list[str]:

@@ -83,19 +83,31 @@ def _plan(ctx: MatchContext, sampler: Sampler, found: Recognition, target: str, 
     elem = ctx.dtype(sampler.x) or TensorProto.FLOAT
     if form == "grid":
         elem = ctx.dtype(sampler.grid) or elem
+    native_type = None
     if elem not in _CONTRACT_TYPES:
         what = "grid" if form == "grid" else "image"
-        return (f"the {what} is {TensorProto.DataType.Name(elem).lower()}: custom.ops ops take float32 or "
-                "float16 (ops/OPS.md)")
+        why = (f"the {what} is {TensorProto.DataType.Name(elem).lower()}: custom.ops ops take float32 or float16 "
+               "(ops/OPS.md)")
+        native_type = _native(ctx, verdict, why, target) if elem == TensorProto.DOUBLE else why
+        if isinstance(native_type, str):
+            return native_type
     stale = stale_grid_type(ctx.dtype(sampler.grid), verdict.grid_dtype)
     if stale:  # a verdict shared by identical chains: this chain's declared type is checked here
         return stale
     theta_elem = ctx.dtype(theta) if theta else None
     if verdict.theta_value is not None:  # fitted to a constant grid: its precision is the grid's
         theta_elem = helper.np_dtype_to_tensor_dtype(verdict.grid_dtype) if verdict.grid_dtype else TensorProto.FLOAT
-    narrow = _narrowing(verdict, theta_elem, elem)
-    if narrow:
-        return narrow
+    narrow = _narrowing(verdict, theta_elem, native_type or elem)
+    if narrow:  # the grid computed wider than the image: ONNX's own AffineGrid computes it so too
+        native_type = _native(ctx, verdict, narrow, target)
+        if isinstance(native_type, str):
+            return native_type
+    if native_type is not None:
+        warnings.append(f"wrote ONNX's own AffineGrid + GridSample: the grid is computed in "
+                        f"{TensorProto.DataType.Name(native_type).lower()}, which the contract's ops do not take "
+                        "(float32 and float16 only)" if native_type == TensorProto.DOUBLE else
+                        f"wrote ONNX's own AffineGrid + GridSample: the image is "
+                        f"{TensorProto.DataType.Name(elem).lower()}, which the contract's ops do not take")
     size_value = found.cut.known[verdict.size_from].size if verdict.size_from is not None else None
     # The sampler needs the grid's batch to be the image's: the image's batch is the size's N.
     # The size reads N and C from Shape(x) even where they are static (one Shape for all).
@@ -149,7 +161,8 @@ def _plan(ctx: MatchContext, sampler: Sampler, found: Recognition, target: str, 
         form=form, image=sampler.x, theta=theta, grid=sampler.grid,
         output=sampler.node.outputs[0] if sampler.node.outputs else None, k=k,
         layout=found.layout, align_corners=verdict.align_corners, mode=sampler.mode,
-        padding_mode=sampler.padding_mode, cast_to=elem if theta_elem not in (None, elem) else None,
+        padding_mode=sampler.padding_mode, native_type=native_type,
+        cast_to=(native_type or elem) if theta_elem not in (None, native_type or elem) else None,
         elem_type=elem, broadcast=broadcast, batch=batch, channels=channels, spatial=spatial,
         out_dims=out_dims, rewrite_sampler=form == "grid" and sampler.kind == "aten",
         sampler_align_corners=sampler.align_corners, opset=ctx.opset("") or 0, warnings=warnings,
@@ -183,6 +196,29 @@ def _half_grid_atol(spatial, sampler: Sampler, precision: str) -> float | str:
 _CONTRACT_TYPES = (TensorProto.FLOAT, TensorProto.FLOAT16)  # ops/OPS.md: X and theta, grid the same
 _WIDTH = {TensorProto.DOUBLE: 3, TensorProto.FLOAT: 2, TensorProto.FLOAT16: 1, TensorProto.BFLOAT16: 1}
 _HALF = ("half", "bfloat16")
+
+
+def _native(ctx: MatchContext, verdict: Verdict, why: str, target: str) -> int | str:
+    """Where the contract's ops cannot hold a chain's types (``why``: a float64 image, or a grid
+    computed wider than the image), ONNX's own AffineGrid + GridSample can from opset 20 on: the grid
+    computed in the type the original computes it in (returned), then sampled in the image's. Not
+    for TensorRT (its parser takes neither op); not where ONNX leaves the grid undefined:
+    align_corners=1 at a size of 1 (0 / 0: onnxruntime puts the coordinate at +1, torch at 0)."""
+    if target == TENSORRT:
+        return why
+    if (ctx.opset("") or 0) < 20:
+        return f"{why}; ONNX's own AffineGrid would take it, from opset 20 (the model has {ctx.opset('')})"
+    if verdict.align_corners and not all(isinstance(d, Static) and d.n > 1 for d in verdict.spatial):
+        return (f"{why}; ONNX's own AffineGrid would take it, but with align_corners=1 leaves a size of 1 undefined "
+                "(onnxruntime puts its coordinate at +1, the original elsewhere)")
+    if verdict.precision not in ("double", "single"):
+        return f"{why}, and its grid is computed in {verdict.precision} precision"
+    if verdict.theta_value is not None or verdict.theta_scaling is not None:
+        # a theta fitted to constants and sizes is held to float32's roundoff (a double grid of
+        # MONAI's is affine to 5.5e-8 only): ONNX's AffineGrid would compute another grid
+        return (f"{why}; ONNX's own AffineGrid would take it, but this grid is not computed from a theta: its "
+                "constants fit an affine grid to float32's roundoff only, not to the double it is computed in")
+    return TensorProto.DOUBLE if verdict.precision == "double" else TensorProto.FLOAT
 
 
 def _narrowing(verdict: Verdict, theta_elem, elem) -> str | None:

@@ -54,6 +54,12 @@ class Plan:
     atol: float | None = None  # the original computes in half precision: equal only to this
     read_columns: list[int] | None = None  # a mapped theta: the flat elements the original reads (None: all)
     profile: str | None = None  # "tensorrt": op types and plugin lookup keys of that profile
+    native_type: int | None = None  # a type the contract lacks: ONNX's own ops, the grid computed in this type
+
+    @property
+    def theta_type(self) -> int:
+        """The element type theta is written in: the grid's for ONNX's own AffineGrid, else the image's."""
+        return self.native_type or self.elem_type
 
     def reads(self) -> list[str]:
         """Values of the model the rewrite reads besides the image and theta."""
@@ -130,17 +136,18 @@ class Writer:
     def theta(self) -> str:
         p, rows = self.plan, self.plan.k
         if p.theta_value is not None:
-            dtype = helper.tensor_dtype_to_np_dtype(p.elem_type)
+            elem = p.theta_type
+            dtype = helper.tensor_dtype_to_np_dtype(elem)
             if p.theta_scaling is not None:
-                flat = scaled_coefficients(self, p.theta_value, p.theta_scaling, p.scaling_pieces, p.elem_type,
+                flat = scaled_coefficients(self, p.theta_value, p.theta_scaling, p.scaling_pieces, elem,
                                            np.arange(p.theta_value.size), "theta_fitted")
                 t = self._node("Reshape", [flat, self._const(list(p.theta_value.shape), "theta_fitted_shape")],
-                               "theta_fitted", p.elem_type, list(p.theta_value.shape))
+                               "theta_fitted", elem, list(p.theta_value.shape))
             else:
                 t = self.ctx.add_constant(p.theta_value.astype(dtype), "theta_fitted")
             if p.size_one:
-                t = compensate(self, t, p.elem_type, p.theta_value.shape[0])
-            return self._expand(t, p.elem_type) if p.broadcast is not None else t
+                t = compensate(self, t, elem, p.theta_value.shape[0])
+            return self._expand(t, elem) if p.broadcast is not None else t
         t, layout = p.theta, p.layout
         elem = self.ctx.dtype(t) or p.elem_type
         batch = (self.ctx.shape(t) or (None,))[0]
@@ -220,6 +227,11 @@ class Writer:
 
     def fused(self) -> None:
         p = self.plan
+        if p.native_type is not None:
+            grid = self.ctx.fresh_name("grid")
+            self.native_grid(grid)
+            self.sampler(grid)
+            return
         theta = self.theta()
         op, extra = self.profiled("FusedGridSample")
         self.ctx.add_node(op, [p.image, theta, *self.size()], [p.output], domain=CUSTOM_DOMAIN,
@@ -227,8 +239,26 @@ class Writer:
                           **self.size_attr(), **extra)
         self.ctx.set_shape(p.output, p.elem_type, p.out_dims)
 
+    def native_grid(self, grid: str) -> None:
+        """ONNX's own AffineGrid (opset 20), for a type the contract's ops do not take: its size
+        input holds N and C too."""
+        p = self.plan
+        size = [p.size_value] if p.size_value is not None else [self._pieces([p.batch, p.channels, *p.spatial], "size")]
+        n, _, *spatial = p.out_dims
+        computed = grid if p.native_type == p.elem_type else self.ctx.fresh_name("grid_computed")
+        self.ctx.add_node("AffineGrid", [self.theta(), *size], [computed], align_corners=p.align_corners)
+        self.ctx.set_shape(computed, p.native_type, [n, *spatial, p.k])
+        if computed != grid:  # computed in the original's precision, sampled in the image's (one type)
+            self.ctx.add_node("Cast", [computed], [grid], to=p.elem_type)
+            self.ctx.set_shape(grid, p.elem_type, [n, *spatial, p.k])
+
     def grid(self) -> None:
         p = self.plan
+        if p.native_type is not None:
+            self.native_grid(p.grid)
+            if p.rewrite_sampler:
+                self.sampler()
+            return
         theta = self.theta()
         op, extra = self.profiled("AffineGrid")
         self.ctx.add_node(op, [theta, *self.size()], [p.grid], domain=CUSTOM_DOMAIN,
@@ -238,13 +268,15 @@ class Writer:
         if p.rewrite_sampler:
             self.sampler()
 
-    def sampler(self) -> None:
-        """A standard grid sampler reading the grid (contrib one below opset 16)."""
+    def sampler(self, grid: str | None = None) -> None:
+        """A standard grid sampler reading the grid (``grid``, else the original's; a contrib one
+        below opset 16)."""
         p = self.plan
+        grid = grid or p.grid
         if p.opset >= 16:
-            self.ctx.add_node("GridSample", [p.image, p.grid], [p.output], align_corners=p.sampler_align_corners,
+            self.ctx.add_node("GridSample", [p.image, grid], [p.output], align_corners=p.sampler_align_corners,
                               mode=onnx_mode_name(p.mode, p.opset), padding_mode=p.padding_mode)
         else:
-            self.ctx.add_node("GridSample", [p.image, p.grid], [p.output], domain="com.microsoft",
+            self.ctx.add_node("GridSample", [p.image, grid], [p.output], domain="com.microsoft",
                               align_corners=p.sampler_align_corners, mode=p.mode, padding_mode=p.padding_mode)
         self.ctx.set_shape(p.output, p.elem_type, p.out_dims)
