@@ -78,7 +78,7 @@ class AffineGridSample(Pattern):
             outputs = [o for o in sampler.node.outputs if o] if plan.form == "fused" else outputs + [plan.output]
         nodes = ctx.exclusive(region, outputs)
         return Match(anchor=node, nodes=nodes, outputs=outputs, values={"plan": plan}, warnings=plan.warnings,
-                     atol=plan.atol)
+                     atol=plan.atol, undefined_at=plan.undefined_at)
 
     # -- rewrite -------------------------------------------------------------------------------
 

@@ -163,6 +163,10 @@ def _size_one(ident, base: dict, ac: int, pinned: set, verdict: Verdict) -> Refu
             if isinstance(undefined, Outcome):
                 result = undefined
                 verdict.nan_at_one.append(name)
+                for g in ones:
+                    for dim in (ident.symbols.classes[c] for c in plan.groups[g]):
+                        if dim.kind == "shape" and ident.ctx.is_graph_input(dim.value):
+                            verdict.undefined_at[f"{dim.value}[{dim.axis}]"] = 1
                 verdict.notes.append(f"with {name} the original's grid is NaN (0/0 in its coordinates), which "
                                      "engines sample as they happen to; the rewrite samples at affine_grid's "
                                      "coordinates there")

@@ -170,7 +170,7 @@ def _plan(ctx: MatchContext, sampler: Sampler, found: Recognition, target: str, 
         theta_map=verdict.theta_map, size_one=dict(verdict.size_one), theta_scaling=verdict.theta_scaling,
         scaling_pieces=[_piece(symbols, Follows(rep), None, 0) for rep in verdict.theta_scaling.reps]
         if verdict.theta_scaling is not None else [],
-        profile=TENSORRT if target == TENSORRT else None,
+        profile=TENSORRT if target == TENSORRT else None, undefined_at=dict(verdict.undefined_at),
     )
 
 

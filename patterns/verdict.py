@@ -52,6 +52,7 @@ class Verdict:
     grid_dtype: np.dtype | None = None  # the grid's type as computed (declared types may be stale)
     notes: list = field(default_factory=list)  # warnings for the report
     nan_at_one: list = field(default_factory=list)  # dims at size 1 where the original's grid is NaN (0/0)
+    undefined_at: dict = field(default_factory=dict)  # graph input dim ("x[2]") -> 1, for those dims
     reads: int = 0  # theta elements (one item, row-major bits) the original's grid reads
 
 

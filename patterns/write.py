@@ -55,6 +55,7 @@ class Plan:
     read_columns: list[int] | None = None  # a mapped theta: the flat elements the original reads (None: all)
     profile: str | None = None  # "tensorrt": op types and plugin lookup keys of that profile
     native_type: int | None = None  # a type the contract lacks: ONNX's own ops, the grid computed in this type
+    undefined_at: dict = field(default_factory=dict)  # input dims where the original is undefined (Match's)
 
     @property
     def theta_type(self) -> int:

@@ -42,15 +42,18 @@ def validate(original_path, rewritten_path, input_specs, inputs_npz, input_shape
     from ..validate.check import validate as run_validation
 
     from ..validate.draws import input_drawers
+    from ..validate.regions import undefined_sizes
 
     from .. import progress
 
     found = plugin_set(plugins, prefer=prefer)
     with progress.working("loading the models"):
         original = get_runner(original_path, found, device, engine)
-        drawers = input_drawers(get_runner(rewritten_path, found, device, engine).proto, found)
+        rewritten = get_runner(rewritten_path, found, device, engine).proto
+        drawers = input_drawers(rewritten, found)
     feeds, sources, max_bytes, notes = gather_feeds(original.loaded, input_specs, inputs_npz,
-                                                    parse_shapes(input_shapes), seed, max_memory, drawers)
+                                                    parse_shapes(input_shapes), seed, max_memory, drawers,
+                                                    undefined_sizes(rewritten))
     report = run_validation(original_path, rewritten_path, feeds, atol=atol, rtol=rtol, device=device,
                             max_bytes=max_bytes, max_mismatch=max_mismatch, plugins=found, engine=engine)
     say_notes(notes)

@@ -54,7 +54,9 @@ class Match:
     report. ``atol``: the rewrite equals the original only to this absolute tolerance (an
     original that computes in half precision, say); it is written on the new nodes
     (``metadata_props`` ``surgeon.atol``) and ``validate`` holds the rewrite, and the outputs
-    after it, to no less.
+    after it, to no less. ``undefined_at``: input dims (``"x[2]"``) and the one size at which the
+    original's values are undefined (0 / 0) and the rewrite's are not (``surgeon.undefined_at``):
+    ``validate`` draws other sizes there unless told those.
     """
 
     anchor: Node
@@ -63,6 +65,7 @@ class Match:
     values: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     atol: float | None = None
+    undefined_at: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.outputs is None:

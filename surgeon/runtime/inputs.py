@@ -91,10 +91,11 @@ def check_memory(total: int, max_bytes: int, what: str = "inputs") -> None:
 
 
 def resolve_shapes(specs: Sequence[InputSpec], overrides: Mapping[str, Sequence[int]] | None,
-                   names: Sequence[str] | None = None, far: bool = False
+                   names: Sequence[str] | None = None, far: bool = False, avoid: Mapping[str, int] | None = None
                    ) -> tuple[dict[str, tuple[int, ...]], list[str]]:
     """Concrete shapes for ``names`` (default: all specs), and notes on the dims defaulted (``far``:
-    dynamic dims at FAR_DIM, a leading one at FAR_BATCH)."""
+    dynamic dims at FAR_DIM, a leading one at FAR_BATCH; ``avoid``: ``"x[2]"`` -> a size a
+    defaulted dim does not take, the next one instead)."""
     overrides = dict(overrides or {})
     by_name = {s.name: s for s in specs}
     for name, dims in overrides.items():
@@ -128,9 +129,15 @@ def resolve_shapes(specs: Sequence[InputSpec], overrides: Mapping[str, Sequence[
                 shape.append(named[d])
             else:
                 shape.append((FAR_BATCH if i == 0 else FAR_DIM) if far else DYNAMIC_DIM_DEFAULT)
+                bumped = (avoid or {}).get(f"{name}[{i}]") == shape[-1]
+                if bumped:
+                    shape[-1] += 1
+                    notes.append(f"input {name!r}: dim {i}{f' ({d})' if d else ''} set to {shape[-1]}: at "
+                                 f"{shape[-1] - 1} the original is undefined there (a rewrite's warning says why)")
                 if isinstance(d, str) and d:
                     named.setdefault(d, shape[-1])  # one symbol, one value
-                defaulted.append(f"{i} ({d})" if d else str(i))
+                if not bumped:
+                    defaulted.append(f"{i} ({d})" if d else str(i))
         if defaulted and not far:
             notes.append(f"input {name!r}: dynamic dim(s) {', '.join(defaulted)} set to {DYNAMIC_DIM_DEFAULT} "
                          f"(use --input-shape {name}:...)")
@@ -156,8 +163,8 @@ def _random_array(rng: np.random.Generator, spec: InputSpec, shape: tuple[int, .
 
 def random_inputs(model, input_shapes: Mapping[str, Sequence[int]] | None = None, seed: int = DEFAULT_SEED,
                   max_bytes: int = DEFAULT_MAX_BYTES, names: Sequence[str] | None = None,
-                  given_bytes: int = 0, drawers: Mapping[str, Callable] | None = None, far: bool = False
-                  ) -> tuple[dict[str, np.ndarray], list[str]]:
+                  given_bytes: int = 0, drawers: Mapping[str, Callable] | None = None, far: bool = False,
+                  avoid: Mapping[str, int] | None = None) -> tuple[dict[str, np.ndarray], list[str]]:
     """Seeded random values for the model's inputs (or only ``names``), and notes on defaults.
     ``drawers`` maps input names to ``draw(shape, dtype, rng)`` for inputs drawn their own way;
     ``far``: validate's far round (dims past 64, integers from -1, each drawer's ``far``).
@@ -169,7 +176,7 @@ def random_inputs(model, input_shapes: Mapping[str, Sequence[int]] | None = None
 
     proto = load_model_proto(model).proto
     specs = input_specs(proto)
-    shapes, notes = resolve_shapes(specs, input_shapes, names, far)
+    shapes, notes = resolve_shapes(specs, input_shapes, names, far, avoid)
     by_name = {s.name: s for s in specs}
     total = given_bytes
     for name, shape in shapes.items():

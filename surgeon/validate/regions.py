@@ -219,3 +219,17 @@ def original_slice(nodes: list[NodeProto], producer: dict[str, int], region: Rew
         found.add(i)
         stack.extend(_reads(nodes[i]))
     return sorted(found)
+
+
+def undefined_sizes(proto) -> dict[str, int]:
+    """Input dims (``"x[2]"``) and the size at which a rewrite says the original is undefined
+    (``surgeon.undefined_at``, written from ``Match.undefined_at``): draws avoid them."""
+    found: dict[str, int] = {}
+    for node in proto.graph.node:
+        for entry in node.metadata_props:
+            if entry.key == "surgeon.undefined_at":
+                for item in entry.value.split(","):
+                    dim, _, size = item.rpartition("=")
+                    if dim and size.isdigit():
+                        found[dim] = int(size)
+    return found
