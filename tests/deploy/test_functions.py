@@ -11,11 +11,11 @@ from onnx import helper
 import surgeon
 from surgeon.cli import cli
 
+from ..builders import custom_op_feeds, custom_op_model
 from ..error_bounds import unit_roundoff
-from .helpers import (DYNAMIC_HW, FUSED_SAMPLES, MANIFEST, MODELS, assert_close, contract_bound, custom_feeds,
-                      custom_model,
-                      custom_nodes, feed_sets, feeds_for, fused, opset_of, original_outputs, ort_run,
-                      reference_knows_opset16_modes, reference_run, output_bounds, torch_custom)
+from .fused_samples import (DYNAMIC_HW, FUSED_SAMPLES, MANIFEST, MODELS, assert_close, contract_bound, custom_nodes,
+                            feed_sets, feeds_for, fused, opset_of, original_outputs, ort_run,
+                            reference_knows_opset16_modes, reference_run, output_bounds, torch_custom)
 
 # onnx.reference's AffineGrid computes 2/(n-1) for a size-1 dim before it needs it.
 pytestmark = pytest.mark.filterwarnings("ignore:divide by zero encountered:RuntimeWarning")
@@ -116,10 +116,10 @@ MODES = [(16, m) for m in ("bilinear", "nearest", "bicubic")] + \
 @pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])
 @pytest.mark.parametrize("align", [0, 1])
 def test_every_mode_and_padding(opset, mode, padding, align):
-    model = with_functions(custom_model("FusedGridSample", x_shape=[2, 3, 6, 5], theta_shape=[2, 2, 3],
+    model = with_functions(custom_op_model("FusedGridSample", x_shape=[2, 3, 6, 5], theta_shape=[2, 2, 3],
                                         output_size=[4, 7], align=align, mode=mode, padding=padding, opset=opset))
     onnx.checker.check_model(model, full_check=True)
-    feeds = custom_feeds("FusedGridSample", x_shape=[2, 3, 6, 5], theta_shape=[2, 2, 3], size=None, dynamic=False)
+    feeds = custom_op_feeds("FusedGridSample", x_shape=[2, 3, 6, 5], theta_shape=[2, 2, 3], size=None, dynamic=False)
     torch_mode = {"linear": "bilinear", "cubic": "bicubic"}.get(mode, mode)
     want = [torch_custom("FusedGridSample", feeds, [2, 3, 4, 7], align, torch_mode, padding)]
     bounds = [contract_bound("FusedGridSample", feeds, [2, 3, 4, 7], align, torch_mode, padding)]
@@ -138,10 +138,10 @@ CASES = [([5, 7], 0), ([5, 7], 1), ([1, 7], 1), ([5, 1], 1), ([1, 1], 1)]
 def test_size_one_dims_follow_torch(opset, spatial, align, dynamic):
     for op in ("FusedGridSample", "AffineGrid"):
         size = [2, 3, *spatial]
-        model = with_functions(custom_model(op, x_shape=[2, 3, 6, 5], theta_shape=[2, 2, 3], output_size=spatial,
+        model = with_functions(custom_op_model(op, x_shape=[2, 3, 6, 5], theta_shape=[2, 2, 3], output_size=spatial,
                                             dynamic=dynamic, align=align, opset=opset))
         onnx.checker.check_model(model, full_check=True)
-        feeds = custom_feeds(op, x_shape=[2, 3, 6, 5], theta_shape=[2, 2, 3], size=size, dynamic=dynamic)
+        feeds = custom_op_feeds(op, x_shape=[2, 3, 6, 5], theta_shape=[2, 2, 3], size=size, dynamic=dynamic)
         want = [torch_custom(op, feeds, size, align)]
         bounds = [contract_bound(op, feeds, size, align)]
         assert_close(ort_run(model, feeds), want, f"{op} {size} {align} onnxruntime", bounds)
@@ -152,9 +152,9 @@ def test_size_one_dims_follow_torch(opset, spatial, align, dynamic):
 def test_3d_at_opset_20(dynamic):
     size = [2, 2, 1, 4, 3]
     for op in ("FusedGridSample", "AffineGrid"):
-        model = with_functions(custom_model(op, x_shape=[2, 2, 4, 5, 3], theta_shape=[2, 3, 4], output_size=size[2:],
+        model = with_functions(custom_op_model(op, x_shape=[2, 2, 4, 5, 3], theta_shape=[2, 3, 4], output_size=size[2:],
                                             dynamic=dynamic, align=1, opset=20))
-        feeds = custom_feeds(op, x_shape=[2, 2, 4, 5, 3], theta_shape=[2, 3, 4], size=size, dynamic=dynamic)
+        feeds = custom_op_feeds(op, x_shape=[2, 2, 4, 5, 3], theta_shape=[2, 3, 4], size=size, dynamic=dynamic)
         want = [torch_custom(op, feeds, size, 1)]
         bounds = [contract_bound(op, feeds, size, 1)]
         assert_close(ort_run(model, feeds), want, f"{op} onnxruntime", bounds)
@@ -163,13 +163,13 @@ def test_3d_at_opset_20(dynamic):
 
 def test_defaults_are_written_on_the_node():
     # The reference evaluator and the inliners ignore a function's declared defaults.
-    model = custom_model("FusedGridSample", x_shape=[1, 2, 5, 4], theta_shape=[1, 2, 3], output_size=[3, 3],
+    model = custom_op_model("FusedGridSample", x_shape=[1, 2, 5, 4], theta_shape=[1, 2, 3], output_size=[3, 3],
                          attrs={"output_size": [3, 3]})
     model = with_functions(model)
     (node,) = custom_nodes(model)
     attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
     assert attrs == {"output_size": [3, 3], "align_corners": 0, "mode": b"bilinear", "padding_mode": b"zeros"}
-    feeds = custom_feeds("FusedGridSample", x_shape=[1, 2, 5, 4], theta_shape=[1, 2, 3], size=None, dynamic=False)
+    feeds = custom_op_feeds("FusedGridSample", x_shape=[1, 2, 5, 4], theta_shape=[1, 2, 3], size=None, dynamic=False)
     want = [torch_custom("FusedGridSample", feeds, [1, 2, 3, 3], 0)]
     bounds = [contract_bound("FusedGridSample", feeds, [1, 2, 3, 3], 0)]
     assert_close(ort_run(model, feeds), want, "onnxruntime", bounds)
@@ -177,7 +177,7 @@ def test_defaults_are_written_on_the_node():
 
 
 def test_two_arities_of_one_op_are_an_error():
-    model = custom_model("FusedGridSample", x_shape=[1, 1, 4, 4], theta_shape=[1, 2, 3], output_size=[2, 2])
+    model = custom_op_model("FusedGridSample", x_shape=[1, 1, 4, 4], theta_shape=[1, 2, 3], output_size=[2, 2])
     dynamic = helper.make_node("FusedGridSample", ["x", "theta", "size"], ["y2"], name="dynamic", domain="custom.ops",
                                align_corners=0, mode="bilinear", padding_mode="zeros")
     model.graph.node.append(dynamic)
@@ -250,10 +250,10 @@ def test_float16_bodies_run_in_onnxruntime(op, dynamic, opset, k, batch):
     x_shape, theta_shape = ([batch, 3, 9, 7], [batch, 2, 3]) if k == 2 else ([batch, 2, 5, 4, 6], [batch, 3, 4])
     spatial = [6, 11] if k == 2 else [3, 4, 7]
     size = [batch, x_shape[1], *spatial]
-    model = with_functions(custom_model(op, x_shape=x_shape, theta_shape=theta_shape, output_size=spatial,
+    model = with_functions(custom_op_model(op, x_shape=x_shape, theta_shape=theta_shape, output_size=spatial,
                                         dynamic=dynamic, opset=opset, elem=onnx.TensorProto.FLOAT16, mode="bilinear"))
     onnx.checker.check_model(model, full_check=True)
-    feeds = custom_feeds(op, x_shape=x_shape, theta_shape=theta_shape, size=size, dynamic=dynamic, dtype=np.float16)
+    feeds = custom_op_feeds(op, x_shape=x_shape, theta_shape=theta_shape, size=size, dynamic=dynamic, dtype=np.float16)
     (got,) = ort_run(model, feeds)
     assert got.dtype == np.float16
     want = torch_custom(op, feeds, size, 0)
@@ -264,9 +264,9 @@ def test_float16_bodies_run_in_onnxruntime(op, dynamic, opset, k, batch):
 def test_float16_unfused_runs_in_onnxruntime(opset):
     """unfuse writes the same float32 computation: a float16 AffineGrid fails in onnxruntime."""
     for op in ("FusedGridSample", "AffineGrid"):
-        model = custom_model(op, x_shape=[1, 3, 9, 7], theta_shape=[1, 2, 3], output_size=[6, 11], opset=opset,
+        model = custom_op_model(op, x_shape=[1, 3, 9, 7], theta_shape=[1, 2, 3], output_size=[6, 11], opset=opset,
                              elem=onnx.TensorProto.FLOAT16)
-        feeds = custom_feeds(op, x_shape=[1, 3, 9, 7], theta_shape=[1, 2, 3], size=None, dynamic=False,
+        feeds = custom_op_feeds(op, x_shape=[1, 3, 9, 7], theta_shape=[1, 2, 3], size=None, dynamic=False,
                              dtype=np.float16)
         (got,) = ort_run(surgeon.unfuse(model).model, feeds)
         assert got.dtype == np.float16

@@ -11,15 +11,11 @@ from onnx import TensorProto, helper, numpy_helper
 import surgeon
 from surgeon.deploy.lowering import LOWERINGS
 
+from ..builders import onnx_model
 from .adapters import FLOOR, histories, invalid_down_steps, missing_down_adapters, smallest_model
-from .helpers import opset_of, ort_run
+from .fused_samples import opset_of, ort_run
 
 vi = helper.make_tensor_value_info
-
-
-def model_of(nodes, inputs, outputs, opset, inits=()):
-    graph = helper.make_graph(nodes, "m", inputs, outputs, list(inits))
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=10)
 
 
 def lowered(model, opset=FLOOR):
@@ -77,14 +73,14 @@ def test_ops_that_start_above_16_are_named_in_one_line():
 def test_constant_of_shape(value):
     node = helper.make_node("ConstantOfShape", ["s"], ["y"], value=numpy_helper.from_array(value))
     elem = helper.np_dtype_to_tensor_dtype(value.dtype)
-    model = model_of([node], [vi("s", TensorProto.INT64, [2])], [vi("y", elem, None)], 21)
+    model = onnx_model([node], [vi("s", TensorProto.INT64, [2])], [vi("y", elem, None)], opset=21, ir_version=10, name="m")
     assert_same(model, {"s": np.array([2, 3], np.int64)}, ops={"ConstantOfShape"})
 
 
 def test_constant_of_shape_of_a_type_16_lacks_is_named():
     value = helper.make_tensor("v", TensorProto.FLOAT8E4M3FN, [1], [1.0])
     node = helper.make_node("ConstantOfShape", ["s"], ["y"], name="zeros8", value=value)
-    model = model_of([node], [vi("s", TensorProto.INT64, [2])], [vi("y", TensorProto.FLOAT8E4M3FN, None)], 21)
+    model = onnx_model([node], [vi("s", TensorProto.INT64, [2])], [vi("y", TensorProto.FLOAT8E4M3FN, None)], opset=21, ir_version=10, name="m")
     with pytest.raises(surgeon.SurgeonError, match=r"node zeros8 \(ConstantOfShape\) at opset 16: its output 0 is "
                        r"float8e4m3fn, which ConstantOfShape takes only from opset 20"):
         surgeon.unfuse(model, opset=16)
@@ -120,14 +116,14 @@ def test_pad(case, opset):
         inits.append(numpy_helper.from_array(np.array(spec["axes"], np.int64), "axes"))
         names.append("axes")
     node = helper.make_node("Pad", names, ["y"], mode=spec["mode"])
-    model = model_of([node], inputs, [vi("y", TensorProto.FLOAT, None)], opset, inits)
+    model = onnx_model([node], inputs, [vi("y", TensorProto.FLOAT, None)], inits, opset=opset, ir_version=10, name="m")
     assert_same(model, feeds, ops={"Pad"})
 
 
 def test_pad_wrap_is_named():
     pads = numpy_helper.from_array(np.array([1, 1], np.int64), "pads")
     node = helper.make_node("Pad", ["x", "pads"], ["y"], name="wrapped", mode="wrap")
-    model = model_of([node], [vi("x", TensorProto.FLOAT, [4])], [vi("y", TensorProto.FLOAT, None)], 19, [pads])
+    model = onnx_model([node], [vi("x", TensorProto.FLOAT, [4])], [vi("y", TensorProto.FLOAT, None)], [pads], opset=19, ir_version=10, name="m")
     with pytest.raises(surgeon.SurgeonError, match=r"node wrapped \(Pad\) at opset 17: mode 'wrap' exists from opset 19"):
         surgeon.unfuse(model, opset=17)
 
@@ -136,7 +132,7 @@ def test_pad_wrap_is_named():
 def test_split_num_outputs(dims, parts):
     outs = [f"y{i}" for i in range(parts)]
     node = helper.make_node("Split", ["x"], outs, axis=1, num_outputs=parts)
-    model = model_of([node], [vi("x", TensorProto.FLOAT, dims)], [vi(o, TensorProto.FLOAT, None) for o in outs], 18)
+    model = onnx_model([node], [vi("x", TensorProto.FLOAT, dims)], [vi(o, TensorProto.FLOAT, None) for o in outs], opset=18, ir_version=10, name="m")
     assert_same(model, {"x": np.arange(14, dtype=np.float32).reshape(2, 7)[:, :dims[1] if dims[1] != "W" else 7]},
                 ops={"Split"})
 
@@ -144,21 +140,21 @@ def test_split_num_outputs(dims, parts):
 def test_split_sizes_given():
     sizes = numpy_helper.from_array(np.array([1, 4], np.int64), "sizes")
     node = helper.make_node("Split", ["x", "sizes"], ["a", "b"], axis=0)
-    model = model_of([node], [vi("x", TensorProto.FLOAT, [5])], [vi("a", TensorProto.FLOAT, None),
-                                                                  vi("b", TensorProto.FLOAT, None)], 18, [sizes])
+    model = onnx_model([node], [vi("x", TensorProto.FLOAT, [5])], [vi("a", TensorProto.FLOAT, None),
+                                                                  vi("b", TensorProto.FLOAT, None)], [sizes], opset=18, ir_version=10, name="m")
     assert_same(model, {"x": np.arange(5, dtype=np.float32)})
 
 
 def test_lp_pool_and_global_max_pool():
     nodes = [helper.make_node("LpPool", ["x"], ["p"], kernel_shape=[2, 2], p=2, ceil_mode=0),
              helper.make_node("GlobalMaxPool", ["p"], ["y"])]
-    model = model_of(nodes, [vi("x", TensorProto.FLOAT, [1, 2, 4, 4])], [vi("y", TensorProto.FLOAT, None)], 22)
+    model = onnx_model(nodes, [vi("x", TensorProto.FLOAT, [1, 2, 4, 4])], [vi("y", TensorProto.FLOAT, None)], opset=22, ir_version=10, name="m")
     assert_same(model, {"x": np.random.default_rng(0).random((1, 2, 4, 4), np.float32)}, ops={"LpPool"})
 
 
 def test_lp_pool_ceil_mode_is_named():
     node = helper.make_node("LpPool", ["x"], ["y"], name="pool", kernel_shape=[2, 2], ceil_mode=1)
-    model = model_of([node], [vi("x", TensorProto.FLOAT, [1, 1, 5, 5])], [vi("y", TensorProto.FLOAT, None)], 18)
+    model = onnx_model([node], [vi("x", TensorProto.FLOAT, [1, 1, 5, 5])], [vi("y", TensorProto.FLOAT, None)], opset=18, ir_version=10, name="m")
     with pytest.raises(surgeon.SurgeonError, match=r"node pool \(LpPool\) at opset 16: ceil_mode=1 exists from opset 18"):
         surgeon.unfuse(model, opset=16)
 
@@ -178,8 +174,7 @@ def _grid(shape, rng):
 def test_grid_sample_volume_by_gathers(mode, padding, align, opset):
     rng = np.random.default_rng(3)
     node = helper.make_node("GridSample", ["x", "g"], ["y"], mode=mode, padding_mode=padding, align_corners=align)
-    model = model_of([node], [vi("x", TensorProto.FLOAT, [2, 3, 4, 5, 6]), vi("g", TensorProto.FLOAT, [2, 3, 4, 5, 3])],
-                     [vi("y", TensorProto.FLOAT, None)], opset)
+    model = onnx_model([node], [vi("x", TensorProto.FLOAT, [2, 3, 4, 5, 6]), vi("g", TensorProto.FLOAT, [2, 3, 4, 5, 3])], [vi("y", TensorProto.FLOAT, None)], opset=opset, ir_version=10, name="m")
     feeds = {"x": rng.standard_normal((2, 3, 4, 5, 6)).astype(np.float32), "g": _grid((2, 3, 4, 5, 3), rng)}
     result = assert_same(model, feeds, ops={"GatherND"})
     assert "GridSample" not in {n.op_type for n in result.model.graph.node}
@@ -190,8 +185,8 @@ def test_grid_sample_volume_size_one_dims():
     for padding in ("zeros", "border", "reflection"):
         for align in (0, 1):
             node = helper.make_node("GridSample", ["x", "g"], ["y"], padding_mode=padding, align_corners=align)
-            model = model_of([node], [vi("x", TensorProto.FLOAT, [1, 2, 1, 1, 3]),
-                                      vi("g", TensorProto.FLOAT, [1, 2, 2, 2, 3])], [vi("y", TensorProto.FLOAT, None)], 20)
+            model = onnx_model([node], [vi("x", TensorProto.FLOAT, [1, 2, 1, 1, 3]),
+                                      vi("g", TensorProto.FLOAT, [1, 2, 2, 2, 3])], [vi("y", TensorProto.FLOAT, None)], opset=20, ir_version=10, name="m")
             assert_same(model, {"x": rng.standard_normal((1, 2, 1, 1, 3)).astype(np.float32),
                                 "g": _grid((1, 2, 2, 2, 3), rng)})
 
@@ -200,8 +195,7 @@ def test_grid_sample_volume_size_one_dims():
 def test_grid_sample_4d_takes_the_old_names(mode, old):
     rng = np.random.default_rng(5)
     node = helper.make_node("GridSample", ["x", "g"], ["y"], mode=mode, padding_mode="border", align_corners=1)
-    model = model_of([node], [vi("x", TensorProto.FLOAT, [1, 2, 5, 6]), vi("g", TensorProto.FLOAT, [1, 3, 4, 2])],
-                     [vi("y", TensorProto.FLOAT, None)], 20)
+    model = onnx_model([node], [vi("x", TensorProto.FLOAT, [1, 2, 5, 6]), vi("g", TensorProto.FLOAT, [1, 3, 4, 2])], [vi("y", TensorProto.FLOAT, None)], opset=20, ir_version=10, name="m")
     result = assert_same(model, {"x": rng.standard_normal((1, 2, 5, 6)).astype(np.float32),
                                  "g": _grid((1, 3, 4, 2), rng)}, ops={"GridSample"})
     (sampler,) = [n for n in result.model.graph.node if n.op_type == "GridSample"]
@@ -211,8 +205,7 @@ def test_grid_sample_4d_takes_the_old_names(mode, old):
 
 def test_grid_sample_cubic_volume_is_named():
     node = helper.make_node("GridSample", ["x", "g"], ["y"], name="cubic3d", mode="cubic")
-    model = model_of([node], [vi("x", TensorProto.FLOAT, [1, 1, 2, 2, 2]), vi("g", TensorProto.FLOAT, [1, 1, 1, 1, 3])],
-                     [vi("y", TensorProto.FLOAT, None)], 20)
+    model = onnx_model([node], [vi("x", TensorProto.FLOAT, [1, 1, 2, 2, 2]), vi("g", TensorProto.FLOAT, [1, 1, 1, 1, 3])], [vi("y", TensorProto.FLOAT, None)], opset=20, ir_version=10, name="m")
     with pytest.raises(surgeon.SurgeonError, match=r"node cubic3d \(GridSample\) at opset 16: cubic sampling of a rank-5"):
         surgeon.unfuse(model, opset=16)
 
@@ -224,8 +217,7 @@ def test_lowered_inside_an_if_body():
                              [vi("t", TensorProto.FLOAT, None)], [pads, axes])
     other = helper.make_graph([helper.make_node("Neg", ["x"], ["e"])], "else", [], [vi("e", TensorProto.FLOAT, None)])
     node = helper.make_node("If", ["c"], ["y"], then_branch=then, else_branch=other)
-    model = model_of([node], [vi("x", TensorProto.FLOAT, [3]), vi("c", TensorProto.BOOL, [])],
-                     [vi("y", TensorProto.FLOAT, None)], 18)
+    model = onnx_model([node], [vi("x", TensorProto.FLOAT, [3]), vi("c", TensorProto.BOOL, [])], [vi("y", TensorProto.FLOAT, None)], opset=18, ir_version=10, name="m")
     for cond in (True, False):
         assert_same(model, {"x": np.arange(3, dtype=np.float32), "c": np.array(cond)})
 
@@ -234,7 +226,7 @@ def test_lowered_inside_an_if_body():
 
 def test_a_type_the_target_lacks_is_named():
     node = helper.make_node("Acos", ["x"], ["y"], name="acos16")
-    model = model_of([node], [vi("x", TensorProto.BFLOAT16, [2])], [vi("y", TensorProto.BFLOAT16, None)], 22)
+    model = onnx_model([node], [vi("x", TensorProto.BFLOAT16, [2])], [vi("y", TensorProto.BFLOAT16, None)], opset=22, ir_version=10, name="m")
     with pytest.raises(surgeon.SurgeonError, match=r"node acos16 \(Acos\) at opset 16: its input 0 is bfloat16, "
                        r"which Acos takes only from opset 22"):
         surgeon.unfuse(model, opset=16)
@@ -243,7 +235,7 @@ def test_a_type_the_target_lacks_is_named():
 def test_a_node_the_converter_refuses_is_named():
     # Mod-28 on floats with fmod=0 has no opset-27 form; the converter says so without the node.
     nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"), helper.make_node("Mod", ["r", "x"], ["y"], name="rem")]
-    model = model_of(nodes, [vi("x", TensorProto.FLOAT, [2, 3])], [vi("y", TensorProto.FLOAT, [2, 3])], 28)
+    model = onnx_model(nodes, [vi("x", TensorProto.FLOAT, [2, 3])], [vi("y", TensorProto.FLOAT, [2, 3])], opset=28, ir_version=10, name="m")
     with pytest.raises(surgeon.SurgeonError) as info:
         surgeon.unfuse(model, opset=27)
     text = str(info.value)
@@ -269,14 +261,13 @@ def test_every_down_step_that_writes_an_invalid_node_is_lowered():
 def test_reduce_axes_input(op, axes, noop):
     inits = [numpy_helper.from_array(np.array(axes, np.int64), "axes")] if axes is not None else []
     node = helper.make_node(op, ["x", "axes" if axes is not None else ""], ["y"], keepdims=0, noop_with_empty_axes=noop)
-    model = model_of([node], [vi("x", TensorProto.FLOAT, [2, 3])], [vi("y", TensorProto.FLOAT, None)], 18, inits)
+    model = onnx_model([node], [vi("x", TensorProto.FLOAT, [2, 3])], [vi("y", TensorProto.FLOAT, None)], inits, opset=18, ir_version=10, name="m")
     assert_same(model, {"x": np.random.default_rng(1).random((2, 3), np.float32) + 0.5})
 
 
 def test_reduce_axes_at_run_time_are_named():
     node = helper.make_node("ReduceMean", ["x", "axes"], ["y"], name="mean", noop_with_empty_axes=0)
-    model = model_of([node], [vi("x", TensorProto.FLOAT, [2, 3]), vi("axes", TensorProto.INT64, [1])],
-                     [vi("y", TensorProto.FLOAT, None)], 18)
+    model = onnx_model([node], [vi("x", TensorProto.FLOAT, [2, 3]), vi("axes", TensorProto.INT64, [1])], [vi("y", TensorProto.FLOAT, None)], opset=18, ir_version=10, name="m")
     with pytest.raises(surgeon.SurgeonError, match=r"node mean \(ReduceMean\) at opset 16: its axes are known at run "
                        "time only"):
         surgeon.unfuse(model, opset=16)
@@ -289,10 +280,10 @@ def test_cast_and_quantize_attributes_of_newer_opsets():
              helper.make_node("CastLike", ["h", "x"], ["f"], saturate=1),
              helper.make_node("QuantizeLinear", ["f", "scale", "zero"], ["q"], saturate=1, block_size=0),
              helper.make_node("DequantizeLinear", ["q", "scale", "zero"], ["y"], block_size=0)]
-    model = model_of(nodes, [vi("x", TensorProto.FLOAT, [4])], [vi("y", TensorProto.FLOAT, None)], 21, [scale, zero])
+    model = onnx_model(nodes, [vi("x", TensorProto.FLOAT, [4])], [vi("y", TensorProto.FLOAT, None)], [scale, zero], opset=21, ir_version=10, name="m")
     assert_same(model, {"x": np.array([-1.0, 0.0, 0.3, 2.0], np.float32)})
     nodes[2] = helper.make_node("QuantizeLinear", ["f", "scale", "zero"], ["q"], name="blocked", block_size=2)
-    blocked = model_of(nodes, [vi("x", TensorProto.FLOAT, [4])], [vi("y", TensorProto.FLOAT, None)], 21, [scale, zero])
+    blocked = onnx_model(nodes, [vi("x", TensorProto.FLOAT, [4])], [vi("y", TensorProto.FLOAT, None)], [scale, zero], opset=21, ir_version=10, name="m")
     with pytest.raises(surgeon.SurgeonError, match=r"node blocked \(QuantizeLinear\) at opset 16: block_size=2 exists "
                        "from opset 21"):
         surgeon.unfuse(blocked, opset=16)

@@ -19,14 +19,14 @@ import surgeon_ops.ort
 from surgeon.cli import cli
 from surgeon.errors import ort_message
 
-from ..tensorrt.profiles import grid_read_twice_model
-from .helpers import MODELS, ort_run
+from ..builders import custom_affine_grid_read_twice_model
+from .fused_samples import MODELS, ort_run
 
 def grid_read_twice(tmp_path) -> str:
     """The TensorRT profile's AffineGridPlugin (the grid has two readers), which the op library
     does not register: written by `fuse --target tensorrt`."""
     path = str(tmp_path / "grid.trt.onnx")
-    surgeon.fuse(grid_read_twice_model(), path, target="tensorrt")
+    surgeon.fuse(custom_affine_grid_read_twice_model(), path, target="tensorrt")
     assert "AffineGridPlugin" in {n.op_type for n in onnx.load(path).graph.node}
     return path
 

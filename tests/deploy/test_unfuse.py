@@ -12,9 +12,10 @@ from onnx import helper
 import surgeon
 from surgeon.cli import cli
 
-from .helpers import (DYNAMIC_HW, FUSED_SAMPLES, MANIFEST, MODELS, assert_close, canonical, contract_bound, custom_feeds,
-                      custom_model, custom_nodes, feed_sets, feeds_for, fused, opset_of, original_outputs, ort_run, output_bounds,
-                      torch_custom)
+from ..builders import custom_op_feeds, custom_op_model
+from .fused_samples import (DYNAMIC_HW, FUSED_SAMPLES, MANIFEST, MODELS, assert_close, canonical, contract_bound,
+                            custom_nodes, feed_sets, feeds_for, fused, opset_of, original_outputs, ort_run,
+                            output_bounds, torch_custom)
 
 OPSETS = (16, 18, 20)
 
@@ -142,11 +143,11 @@ CASES = [  # (output size, align_corners): size-1 dims are where torch and ONNX 
 def test_size_one_dims_follow_torch(opset, spatial, align, dynamic):
     for op in ("FusedGridSample", "AffineGrid"):
         size = [2, 3, *spatial]
-        model = custom_model(op, x_shape=[2, 3, 6, 5], theta_shape=[2, 2, 3], output_size=spatial,
+        model = custom_op_model(op, x_shape=[2, 3, 6, 5], theta_shape=[2, 2, 3], output_size=spatial,
                              dynamic=dynamic, align=align, opset=opset)
         result = surgeon.unfuse(model)
         check_standard(result.model, opset)
-        feeds = custom_feeds(op, x_shape=[2, 3, 6, 5], theta_shape=[2, 2, 3], size=size, dynamic=dynamic)
+        feeds = custom_op_feeds(op, x_shape=[2, 3, 6, 5], theta_shape=[2, 2, 3], size=size, dynamic=dynamic)
         assert_close(ort_run(result.model, feeds), [torch_custom(op, feeds, size, align)], f"{op} {size} {align}",
                      [contract_bound(op, feeds, size, align)])
 
@@ -156,14 +157,14 @@ def test_size_one_dims_follow_torch(opset, spatial, align, dynamic):
 @pytest.mark.parametrize("align", [0, 1])
 @pytest.mark.parametrize("opset", [16, 20])
 def test_every_mode_and_padding(opset, mode, padding, align):
-    model = custom_model("FusedGridSample", x_shape=[2, 3, 6, 5], theta_shape=[2, 2, 3], output_size=[4, 7],
+    model = custom_op_model("FusedGridSample", x_shape=[2, 3, 6, 5], theta_shape=[2, 2, 3], output_size=[4, 7],
                          align=align, mode=mode, padding=padding, opset=opset)
     result = surgeon.unfuse(model)
     check_standard(result.model, opset)
     modes = [a.s.decode() for n in result.model.graph.node for a in n.attribute if a.name == "mode"]
     assert modes == [{"linear": "bilinear", "cubic": "bicubic"}.get(mode, mode) if opset < 20
                      else {"bilinear": "linear", "bicubic": "cubic"}.get(mode, mode)]
-    feeds = custom_feeds("FusedGridSample", x_shape=[2, 3, 6, 5], theta_shape=[2, 2, 3], size=None, dynamic=False)
+    feeds = custom_op_feeds("FusedGridSample", x_shape=[2, 3, 6, 5], theta_shape=[2, 2, 3], size=None, dynamic=False)
     torch_mode = {"linear": "bilinear", "cubic": "bicubic"}.get(mode, mode)
     want = torch_custom("FusedGridSample", feeds, [2, 3, 4, 7], align, torch_mode, padding)
     assert_close(ort_run(result.model, feeds), [want], f"{mode} {padding} {align}",
@@ -175,11 +176,11 @@ def test_every_mode_and_padding(opset, mode, padding, align):
 def test_3d_at_opset_20(spatial, align, dynamic):
     size = [2, 2, *spatial]
     for op in ("FusedGridSample", "AffineGrid"):
-        model = custom_model(op, x_shape=[2, 2, 4, 5, 3], theta_shape=[2, 3, 4], output_size=spatial,
+        model = custom_op_model(op, x_shape=[2, 2, 4, 5, 3], theta_shape=[2, 3, 4], output_size=spatial,
                              dynamic=dynamic, align=align, opset=20)
         result = surgeon.unfuse(model)
         check_standard(result.model, 20)
-        feeds = custom_feeds(op, x_shape=[2, 2, 4, 5, 3], theta_shape=[2, 3, 4], size=size, dynamic=dynamic)
+        feeds = custom_op_feeds(op, x_shape=[2, 2, 4, 5, 3], theta_shape=[2, 3, 4], size=size, dynamic=dynamic)
         assert_close(ort_run(result.model, feeds), [torch_custom(op, feeds, size, align)], f"{op} {size}",
                      [contract_bound(op, feeds, size, align)])
 
@@ -188,10 +189,10 @@ def test_3d_at_opset_20(spatial, align, dynamic):
 def test_3d_affine_grid_alone_is_expressible_before_20(opset):
     # Only the 5-D sampler needs opset 20: a 3-D grid is built from standard ops at any opset.
     size = [2, 1, 3, 1, 5]
-    model = custom_model("AffineGrid", x_shape=None, theta_shape=[2, 3, 4], output_size=size[2:], align=1, opset=opset)
+    model = custom_op_model("AffineGrid", x_shape=None, theta_shape=[2, 3, 4], output_size=size[2:], align=1, opset=opset)
     result = surgeon.unfuse(model)
     check_standard(result.model, opset)
-    feeds = custom_feeds("AffineGrid", x_shape=None, theta_shape=[2, 3, 4], size=size, dynamic=False)
+    feeds = custom_op_feeds("AffineGrid", x_shape=None, theta_shape=[2, 3, 4], size=size, dynamic=False)
     assert_close(ort_run(result.model, feeds), [torch_custom("AffineGrid", feeds, size, 1)], "3-D grid",
                      [contract_bound("AffineGrid", feeds, size, 1)])
 
@@ -204,13 +205,13 @@ def test_3d_affine_grid_alone_is_expressible_before_20(opset):
 def test_3d_sampler_before_20_is_written_with_gathers(opset, dynamic, mode, padding, align):
     """GridSample is 4-D only before opset 20: a volume is sampled with gathers, torch's numbers."""
     shape, size = [2, 3, 4, 5, 6], [2, 3, 3, 7, 5]
-    model = custom_model("FusedGridSample", x_shape=shape, theta_shape=[2, 3, 4], output_size=size[2:],
+    model = custom_op_model("FusedGridSample", x_shape=shape, theta_shape=[2, 3, 4], output_size=size[2:],
                          dynamic=dynamic, align=align, mode=mode, padding=padding, opset=opset)
     result = surgeon.unfuse(model)
     check_standard(result.model, opset)
     assert "GridSample" not in {n.op_type for n in result.model.graph.node}
     for seed in (0, 1):
-        feeds = custom_feeds("FusedGridSample", x_shape=shape, theta_shape=[2, 3, 4], size=size, dynamic=dynamic,
+        feeds = custom_op_feeds("FusedGridSample", x_shape=shape, theta_shape=[2, 3, 4], size=size, dynamic=dynamic,
                              seed=seed)
         feeds["theta"] *= 1.6  # well past the edges, where the padding decides
         want = torch_custom("FusedGridSample", feeds, size, align, mode, padding)
@@ -219,18 +220,18 @@ def test_3d_sampler_before_20_is_written_with_gathers(opset, dynamic, mode, padd
 
 
 def test_contract_violations_are_errors():
-    model = custom_model("FusedGridSample", x_shape=[1, 1, 4, 4], theta_shape=[1, 2, 3], output_size=[2, 2],
+    model = custom_op_model("FusedGridSample", x_shape=[1, 1, 4, 4], theta_shape=[1, 2, 3], output_size=[2, 2],
                          attrs={"mode": "lanczos", "output_size": [2, 2]})
     with pytest.raises(surgeon.SurgeonError, match="unknown mode 'lanczos'"):
         surgeon.unfuse(model)
-    both = custom_model("FusedGridSample", x_shape=[1, 1, 4, 4], theta_shape=[1, 2, 3], dynamic=True,
+    both = custom_op_model("FusedGridSample", x_shape=[1, 1, 4, 4], theta_shape=[1, 2, 3], dynamic=True,
                         attrs={"output_size": [2, 2]})
     with pytest.raises(surgeon.SurgeonError, match="exactly one of the size input and the output_size"):
         surgeon.unfuse(both)
 
 
 def test_unknown_custom_nodes_stay_with_their_import():
-    model = custom_model("FusedGridSample", x_shape=[1, 1, 4, 4], theta_shape=[1, 2, 3], output_size=[2, 2])
+    model = custom_op_model("FusedGridSample", x_shape=[1, 1, 4, 4], theta_shape=[1, 2, 3], output_size=[2, 2])
     other = helper.make_node("Mystery", ["y"], ["z"], name="mystery", domain="my.ops")
     model.graph.node.append(other)
     model.graph.output[0].name = "z"

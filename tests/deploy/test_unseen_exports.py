@@ -9,7 +9,7 @@ import pytest
 
 import surgeon
 
-from .helpers import assert_close, custom_nodes, fused_bounds, opset_of, ort_run
+from .fused_samples import assert_close, custom_nodes, fused_bounds, opset_of, ort_run
 from .unseen_models import MODELS, export, inputs
 
 EXPORTS = [(name, opset, dynamo) for name in MODELS for opset, dynamo in ((18, True), (20, True), (20, False))]

@@ -8,14 +8,14 @@ import surgeon
 from surgeon import CustomOp, PluginSet
 from surgeon.cli import cli
 
+from ..builders import relu_neg_abs_model
 from ..distributions import fake_dist
-from .toys import relu_neg_model
 
 
 @pytest.fixture
 def plugins_dir(tmp_path, monkeypatch):
     fake_dist(tmp_path, "toy_plugin", "toy_plugin_mod", """
-        from tests.engine.toys import ReluNeg
+        from tests.engine.toy_patterns import ReluNeg
         PATTERNS = [ReluNeg]
     """)
     fake_dist(tmp_path, "broken_plugin", "broken_plugin_mod", """
@@ -36,7 +36,7 @@ def test_installed_plugins_load_and_a_broken_one_is_named(plugins_dir):
 def test_fuse_uses_installed_plugins_and_warns_about_broken(plugins_dir, tmp_path):
     import onnx
 
-    onnx.save(relu_neg_model(), tmp_path / "in.onnx")
+    onnx.save(relu_neg_abs_model(), tmp_path / "in.onnx")
     result = CliRunner().invoke(cli, ["fuse", str(tmp_path / "in.onnx"), str(tmp_path / "out.onnx")])
     assert result.exit_code == 0, result.output
     assert "warning: plugin 'broken' from package 'broken_plugin' not loaded" in result.output
@@ -58,8 +58,8 @@ def test_only_skip_and_unknown_names(plugins_dir):
 
 
 def test_plugin_option_loads_an_uninstalled_pattern():
-    found = PluginSet.installed(["tests.engine.toys:AbsAbs"])
-    assert any(p.name == "abs-abs" and p.origin.source == "--plugin tests.engine.toys:AbsAbs" for p in found.plugins)
+    found = PluginSet.installed(["tests.engine.toy_patterns:AbsAbs"])
+    assert any(p.name == "abs-abs" and p.origin.source == "--plugin tests.engine.toy_patterns:AbsAbs" for p in found.plugins)
     with pytest.raises(surgeon.SurgeonError, match="--plugin no_such_module:X: cannot load"):
         PluginSet.installed(["no_such_module:X"])
 
@@ -96,7 +96,7 @@ def twins(tmp_path, monkeypatch):
 def test_two_providers_are_an_error_naming_both(twins):
     found = PluginSet.installed()
     with pytest.raises(surgeon.SurgeonError) as info:
-        surgeon.fuse(relu_neg_model(), plugins=found)
+        surgeon.fuse(relu_neg_abs_model(), plugins=found)
     message = str(info.value)
     assert "pattern 'twin' is provided by twin_a 1.2.3" in message and "twin_b 1.2.3" in message
     assert "--prefer twin_a" in message and "\n" not in message
@@ -109,7 +109,7 @@ def test_the_user_chooses_with_prefer(twins):
     import numpy as np
 
     found = PluginSet.installed(prefer=["twin_b"])
-    fused = surgeon.fuse(relu_neg_model(), plugins=found)
+    fused = surgeon.fuse(relu_neg_abs_model(), plugins=found)
     assert [r.pattern for r in fused.report.rewrites] == ["twin"]
     out = surgeon.run(fused.model, {"x": np.ones((2, 3), np.float32)}, plugins=found)
     np.testing.assert_array_equal(list(out.values())[0], np.full((2, 3), 3.0))  # twin_b's kernel
@@ -127,14 +127,14 @@ def test_an_explicit_kernel_wins_and_sets_do_not_leak(twins):
 
     found = PluginSet.installed(prefer=["twin_a"])
     mine_set = found.with_ops(CustomOp("twin.ops", "Twin", kernel=mine))
-    fused = surgeon.fuse(relu_neg_model(), plugins=found).model
+    fused = surgeon.fuse(relu_neg_abs_model(), plugins=found).model
     x = {"x": np.ones((2, 3), np.float32)}
     assert list(surgeon.run(fused, x, plugins=mine_set).values())[0][0, 0] == 5.0
     assert list(surgeon.run(fused, x, plugins=found).values())[0][0, 0] == 2.0  # the other set is untouched
 
 
 def test_a_domain_written_at_two_versions_is_an_error():
-    from .toys import ReluNeg
+    from .toy_patterns import ReluNeg
 
     class V2(ReluNeg):
         name = "relu-neg-v2"
@@ -146,4 +146,4 @@ def test_a_domain_written_at_two_versions_is_an_error():
 
     with pytest.raises(surgeon.SurgeonError, match="domain .custom.test.: pattern 'relu-neg-v2' writes version 2 "
                                                    "and pattern 'relu-neg-v1' version 1"):
-        surgeon.fuse(relu_neg_model(), plugins=[V2, V1])
+        surgeon.fuse(relu_neg_abs_model(), plugins=[V2, V1])

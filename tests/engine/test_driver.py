@@ -11,7 +11,8 @@ from onnx import TensorProto, helper
 import surgeon
 from surgeon import Match, Pattern
 
-from .toys import AbsAbs, AlwaysRefuses, Crashes, NegToSub, ReluNeg, model, relu_neg_model, value
+from ..builders import onnx_model, relu_neg_abs_model, value_info
+from .toy_patterns import AbsAbs, AlwaysRefuses, Crashes, NegToSub, ReluNeg
 
 
 class SubToMul(Pattern):
@@ -31,7 +32,7 @@ def ops(m):
 
 
 def test_rewrite_replaces_region_with_typed_node():
-    result = surgeon.fuse(relu_neg_model(), plugins=[ReluNeg()])
+    result = surgeon.fuse(relu_neg_abs_model(), plugins=[ReluNeg()])
     assert ops(result.model) == ["NegRelu", "Abs"]
     node = result.model.graph.node[0]
     assert node.domain == "custom.test"
@@ -51,32 +52,32 @@ def test_rewrite_replaces_region_with_typed_node():
 
 
 def test_input_model_is_not_modified():
-    original = relu_neg_model()
+    original = relu_neg_abs_model()
     before = original.SerializeToString()
     surgeon.fuse(original, plugins=[ReluNeg()])
     assert original.SerializeToString() == before
 
 
 def test_idempotent_and_no_match_leaves_bytes_unchanged():
-    fused = surgeon.fuse(relu_neg_model(), plugins=[ReluNeg()]).model
+    fused = surgeon.fuse(relu_neg_abs_model(), plugins=[ReluNeg()]).model
     again = surgeon.fuse(fused, plugins=[ReluNeg()])
     assert again.report.rewrites == []
     assert again.model.SerializeToString() == fused.SerializeToString()
 
 
 def test_intermediate_used_outside_is_refused_with_reason():
-    m = relu_neg_model(extra_output=True)
+    m = relu_neg_abs_model(extra_output=True)
     result = surgeon.fuse(m, plugins=[ReluNeg()])
     assert result.report.rewrites == []
     [refusal] = result.report.refusals
     assert refusal.pattern == "relu-neg" and "'r' is a graph output" in refusal.reason
     assert result.model.SerializeToString() == m.SerializeToString()
 
-    shared = model([
+    shared = onnx_model([
         helper.make_node("Relu", ["x"], ["r"], name="relu"),
         helper.make_node("Neg", ["r"], ["n"], name="neg"),
         helper.make_node("Add", ["n", "r"], ["y"], name="add"),
-    ], [value("x")], [value("y")])
+    ], [value_info("x")], [value_info("y")], opset=17)
     result = surgeon.fuse(shared, plugins=[ReluNeg()])
     assert result.report.rewrites == []
     assert "also read by add (Add)" in result.report.refusals[0].reason
@@ -97,11 +98,11 @@ class TwoOutputs(Pattern):
 
 def test_rewrite_that_would_create_a_cycle_is_refused():
     # relu -> sig (outside) -> neg: fusing relu+neg into one node would read sig, which reads it.
-    m = model([
+    m = onnx_model([
         helper.make_node("Relu", ["x"], ["r"], name="relu"),
         helper.make_node("Sigmoid", ["r"], ["s"], name="sig"),
         helper.make_node("Neg", ["s", "r"], ["n"], name="neg", domain="custom.test"),
-    ], [value("x")], [value("n")])
+    ], [value_info("x")], [value_info("n")], opset=17)
     m.opset_import.append(helper.make_opsetid("custom.test", 1))
 
     class P(TwoOutputs):
@@ -114,7 +115,7 @@ def test_rewrite_that_would_create_a_cycle_is_refused():
 
 def test_fixpoint_collapses_chain_over_several_passes():
     nodes = [helper.make_node("Abs", ["x" if i == 0 else f"a{i-1}"], [f"a{i}"], name=f"abs{i}") for i in range(6)]
-    m = model(nodes, [value("x")], [value("a5")])
+    m = onnx_model(nodes, [value_info("x")], [value_info("a5")], opset=17)
     result = surgeon.fuse(m, plugins=[AbsAbs()])
     assert ops(result.model) == ["Abs"]
     assert result.model.graph.node[0].input[0] == "x" and result.model.graph.node[0].output[0] == "a5"
@@ -123,18 +124,18 @@ def test_fixpoint_collapses_chain_over_several_passes():
 
 def test_overlapping_matches_are_taken_once_in_graph_order():
     # Both patterns anchor on the same Neg: only the first listed wins, in a deterministic way.
-    first = surgeon.fuse(relu_neg_model(), plugins=[ReluNeg(), NegToSub()])
+    first = surgeon.fuse(relu_neg_abs_model(), plugins=[ReluNeg(), NegToSub()])
     assert [r.pattern for r in first.report.rewrites] == ["relu-neg"]
-    second = surgeon.fuse(relu_neg_model(), plugins=[NegToSub(), ReluNeg()])
+    second = surgeon.fuse(relu_neg_abs_model(), plugins=[NegToSub(), ReluNeg()])
     assert [r.pattern for r in second.report.rewrites] == ["neg-to-sub"]
     assert ops(second.model) == ["Relu", "Sub", "Abs"]
 
 
 def test_new_names_are_unique_and_numbers_hold():
-    m = model([
+    m = onnx_model([
         helper.make_node("Neg", ["x"], ["n1"], name="neg-to-sub/Sub"),
         helper.make_node("Neg", ["n1"], ["n2"], name="b"),
-    ], [value("x")], [value("n2")])
+    ], [value_info("x")], [value_info("n2")], opset=17)
     result = surgeon.fuse(m, plugins=[NegToSub()])
     names = [n.name for n in result.model.graph.node]
     assert len(set(names)) == len(names) == 2
@@ -147,11 +148,11 @@ def test_new_names_are_unique_and_numbers_hold():
 
 def test_dead_constants_are_removed_and_counted():
     big = helper.make_tensor("w", TensorProto.FLOAT, [256], np.ones(256, np.float32).tobytes(), raw=True)
-    m = model([
+    m = onnx_model([
         helper.make_node("Relu", ["x"], ["r"], name="relu"),
         helper.make_node("Mul", ["r", "w"], ["n0"], name="mul"),
         helper.make_node("Neg", ["n0"], ["y"], name="neg"),
-    ], [value("x", ("N", 256))], [value("y", ("N", 256))], initializers=[big])
+    ], [value_info("x", ("N", 256))], [value_info("y", ("N", 256))], initializers=[big], opset=17)
 
     class MulNeg(Pattern):
         anchor_ops = ("Neg",)
@@ -173,27 +174,27 @@ def test_dead_constants_are_removed_and_counted():
 
 
 def test_orphaned_producers_are_removed_but_unrelated_dead_nodes_stay():
-    m = model([
+    m = onnx_model([
         helper.make_node("Shape", ["x"], ["s"], name="shape"),
         helper.make_node("Relu", ["x"], ["r"], name="relu"),
         helper.make_node("Neg", ["r"], ["n"], name="neg"),
         helper.make_node("Sigmoid", ["x"], ["unused"], name="already_dead"),
         helper.make_node("Identity", ["n"], ["y"], name="id"),
-    ], [value("x")], [value("y")])
+    ], [value_info("x")], [value_info("y")], opset=17)
     result = surgeon.fuse(m, plugins=[ReluNeg()])
     assert ops(result.model) == ["Shape", "NegRelu", "Sigmoid", "Identity"]
 
 
 def test_refusals_and_plugin_crashes_are_reported_not_raised():
-    result = surgeon.fuse(relu_neg_model(), plugins=[AlwaysRefuses(), Crashes()])
+    result = surgeon.fuse(relu_neg_abs_model(), plugins=[AlwaysRefuses(), Crashes()])
     reasons = {r.pattern: r.reason for r in result.report.refusals}
     assert reasons["always-refuses"] == "relu is fine as it is"
-    assert reasons["crashes"] == "match() raised RuntimeError: bug in plugin (plugin tests.engine.toys:Crashes)"
+    assert reasons["crashes"] == "match() raised RuntimeError: bug in plugin (plugin tests.engine.toy_patterns:Crashes)"
     assert result.report.rewrites == []
 
 
 def test_report_summary_and_json():
-    result = surgeon.fuse(relu_neg_model(), plugins=[ReluNeg(), AlwaysRefuses()])
+    result = surgeon.fuse(relu_neg_abs_model(), plugins=[ReluNeg(), AlwaysRefuses()])
     text = result.report.summary()
     assert "rewrote 1 chain(s) (relu-neg: 1): 3 -> 2 nodes" in text
     assert "relu-neg: neg (Neg) -> custom.test::NegRelu" in text
@@ -204,14 +205,14 @@ def test_report_summary_and_json():
     assert data["rewrites"][0]["anchor"] == {"name": "neg", "op_type": "Neg", "domain": "", "graph": "main",
                                              "output": "n"}
     assert data["rewrites"][0]["written"][0]["domain"] == "custom.test"
-    assert data["rewrites"][0]["plugin"] == "tests.engine.toys:ReluNeg"  # module:Name: passed to the call
+    assert data["rewrites"][0]["plugin"] == "tests.engine.toy_patterns:ReluNeg"  # module:Name: passed to the call
     assert data["refusals"][0]["node"]["name"] == "relu" and data["refusals"][0]["reason"] == "relu is fine as it is"
     assert data["nodes_before"] == 3 and data["nodes_after"] == 2
 
 
 def test_inspect_says_what_would_change_across_every_pass():
-    m = model([helper.make_node("Neg", ["x"], ["a"], name="n1"), helper.make_node("Neg", ["a"], ["y"], name="n2")],
-              [value("x")], [value("y")])
+    m = onnx_model([helper.make_node("Neg", ["x"], ["a"], name="n1"), helper.make_node("Neg", ["a"], ["y"], name="n2")],
+              [value_info("x")], [value_info("y")], opset=17)
     before = m.SerializeToString()
     report = surgeon.inspect(m, plugins=[NegToSub(), SubToMul()])  # the second rewrites what the first wrote
     assert report.dry_run and m.SerializeToString() == before
@@ -225,12 +226,12 @@ def _if_model():
         nodes = [helper.make_node("Relu", ["x"], [f"{name}_r"], name=f"{name}_relu"),
                  helper.make_node("Neg", [f"{name}_r"], [f"{name}_out"], name=f"{name}_neg")] if with_chain else [
                  helper.make_node("Identity", ["x"], [f"{name}_out"], name=f"{name}_id")]
-        return helper.make_graph(nodes, name, [], [value(f"{name}_out")])
+        return helper.make_graph(nodes, name, [], [value_info(f"{name}_out")])
 
-    return model([
+    return onnx_model([
         helper.make_node("If", ["c"], ["y"], name="if", then_branch=branch("then", True),
                          else_branch=branch("else", False)),
-    ], [value("x"), helper.make_tensor_value_info("c", TensorProto.BOOL, [])], [value("y")])
+    ], [value_info("x"), helper.make_tensor_value_info("c", TensorProto.BOOL, [])], [value_info("y")], opset=17)
 
 
 def test_rewrites_inside_if_branches():
@@ -245,7 +246,7 @@ def test_rewrites_inside_if_branches():
 
 def _near_miss_only(pattern):
     """Fuse with a pattern whose rewrite is broken: one near miss, the model as it was."""
-    m = relu_neg_model()
+    m = relu_neg_abs_model()
     result = surgeon.fuse(m, plugins=[pattern])
     assert result.report.rewrites == [] and result.model.SerializeToString() == m.SerializeToString()
     [miss] = result.report.refusals
@@ -274,7 +275,7 @@ def test_an_exception_in_rewrite_is_a_near_miss_naming_it(monkeypatch, capsys):
 
 
 def test_a_domain_the_model_uses_at_another_version_is_a_near_miss():
-    m = relu_neg_model()
+    m = relu_neg_abs_model()
     m.opset_import.append(helper.make_opsetid("custom.test", 3))
     m.graph.node.append(helper.make_node("Other", ["x"], ["other"], domain="custom.test"))
     result = surgeon.fuse(m, plugins=[ReluNeg()])
@@ -286,7 +287,7 @@ def test_a_domain_the_model_uses_at_another_version_is_a_near_miss():
 def test_an_import_no_node_uses_takes_the_version_written():
     # onnxruntime's optimiser writes an import for every domain its registry holds (custom.ops at
     # 1000 once a custom-op library was loaded in the process), used by no node
-    m = relu_neg_model()
+    m = relu_neg_abs_model()
     m.opset_import.append(helper.make_opsetid("custom.test", 3))
     result = surgeon.fuse(m, plugins=[ReluNeg()])
     assert len(result.report.rewrites) == 1
@@ -303,7 +304,7 @@ def test_a_pattern_matching_its_own_output_stops_with_a_note():
         def rewrite(self, ctx, match):
             ctx.add_node("Relu", match.anchor.inputs, match.outputs)
 
-    m = model([helper.make_node("Relu", ["x"], ["y"])], [value("x")], [value("y")])
+    m = onnx_model([helper.make_node("Relu", ["x"], ["y"])], [value_info("x")], [value_info("y")], opset=17)
     result = surgeon.fuse(m, plugins=[Forever()])
     assert len(result.report.rewrites) == 32
     assert "stopped after 32 passes" in result.report.notes[0] and "forever" in result.report.notes[0]
@@ -312,12 +313,12 @@ def test_a_pattern_matching_its_own_output_stops_with_a_note():
 def test_rewrite_placed_before_a_reader_is_reordered():
     # The region's output is read by a node sitting between the region's nodes: the new node
     # takes the region's last position, after that reader, so the order must be repaired.
-    m = model([
+    m = onnx_model([
         helper.make_node("Relu", ["x"], ["r"], name="relu"),
         helper.make_node("Sigmoid", ["r"], ["s"], name="reader"),
         helper.make_node("Neg", ["x"], ["n"], name="neg"),
         helper.make_node("Add", ["s", "n"], ["y"], name="add"),
-    ], [value("x")], [value("y")])
+    ], [value_info("x")], [value_info("y")], opset=17)
 
     class ReluAndNeg(Pattern):
         anchor_ops = ("Neg",)
@@ -349,7 +350,7 @@ def test_invalid_nodes_written_by_a_pattern_are_near_misses(inputs, attrs, messa
 def test_node_counts_in_the_report_match_the_model():
     from surgeon.rewrite.driver import count_nodes
 
-    for m, pattern in ((_if_model(), ReluNeg()), (relu_neg_model(), ReluNeg())):
+    for m, pattern in ((_if_model(), ReluNeg()), (relu_neg_abs_model(), ReluNeg())):
         result = surgeon.fuse(m, plugins=[pattern])
         assert result.report.nodes_before == count_nodes(m.graph)
         assert result.report.nodes_after == count_nodes(result.model.graph)
@@ -365,5 +366,5 @@ def test_a_node_listed_twice_in_a_match_is_one_node():
 
     from surgeon.rewrite.driver import count_nodes
 
-    result = surgeon.fuse(relu_neg_model(), plugins=[Twice()])
+    result = surgeon.fuse(relu_neg_abs_model(), plugins=[Twice()])
     assert result.report.nodes_after == count_nodes(result.model.graph) == 2

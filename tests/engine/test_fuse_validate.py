@@ -6,12 +6,12 @@ from onnx import helper
 
 from surgeon.cli import cli
 
-from .toys import model, value
+from ..builders import onnx_model, value_info
 
 
 def _relu_model(path):
-    onnx.save(model([helper.make_node("Relu", ["x"], ["y"], name="relu")], [value("x", (2, 3))],
-                    [value("y", (2, 3))]), path)
+    onnx.save(onnx_model([helper.make_node("Relu", ["x"], ["y"], name="relu")], [value_info("x", (2, 3))],
+                    [value_info("y", (2, 3))], opset=17), path)
 
 
 def fuse(*args):
@@ -21,7 +21,7 @@ def fuse(*args):
 
 def test_a_correct_rewrite_validates_and_is_written(tmp_path):
     _relu_model(tmp_path / "in.onnx")
-    code, out = fuse(tmp_path / "in.onnx", tmp_path / "out.onnx", "--plugin", "tests.engine.validating_toys:GoodRelu",
+    code, out = fuse(tmp_path / "in.onnx", tmp_path / "out.onnx", "--plugin", "tests.relu_patterns:GoodRelu",
                      "--validate")
     assert code == 0, out
     assert "validation PASSED" in out and (tmp_path / "out.onnx").exists()
@@ -29,12 +29,12 @@ def test_a_correct_rewrite_validates_and_is_written(tmp_path):
 
 def test_a_wrong_rewrite_is_refused_and_names_the_rewrite(tmp_path):
     _relu_model(tmp_path / "in.onnx")
-    code, out = fuse(tmp_path / "in.onnx", tmp_path / "out.onnx", "--plugin", "tests.engine.validating_toys:BadRelu",
+    code, out = fuse(tmp_path / "in.onnx", tmp_path / "out.onnx", "--plugin", "tests.relu_patterns:BadRelu",
                      "--validate")
     assert code == 1
     assert "error: validation failed" in out and "bad-relu" in out and "--force" in out
     assert not (tmp_path / "out.onnx").exists()
-    code, out = fuse(tmp_path / "in.onnx", tmp_path / "out.onnx", "--plugin", "tests.engine.validating_toys:BadRelu",
+    code, out = fuse(tmp_path / "in.onnx", tmp_path / "out.onnx", "--plugin", "tests.relu_patterns:BadRelu",
                      "--validate", "--force")
     assert code == 0 and "validation failed; written anyway" in out
     assert (tmp_path / "out.onnx").exists()

@@ -6,7 +6,8 @@ import onnx_graphsurgeon as gs
 import surgeon
 from surgeon import CustomOp, PluginSet
 
-from .toys import ReluNeg, relu_neg_model
+from ..builders import relu_neg_abs_model
+from .toy_patterns import ReluNeg
 
 
 def neg_relu(inputs, attrs, device="cpu"):
@@ -14,7 +15,7 @@ def neg_relu(inputs, attrs, device="cpu"):
 
 
 def test_fuse_takes_and_returns_a_graph():
-    graph = gs.import_onnx(relu_neg_model())
+    graph = gs.import_onnx(relu_neg_abs_model())
     before = [(n.op, [t.name for t in n.inputs]) for n in graph.nodes]
     plugins = PluginSet.of([ReluNeg], ops=[CustomOp("custom.test", "NegRelu", kernel=neg_relu)])
     result = surgeon.fuse(graph, plugins=plugins)

@@ -12,9 +12,9 @@ from onnx import TensorProto, helper
 from surgeon.io import load as modelio, save as modelsave
 from surgeon.cli import cli
 
-from .toys import relu_neg_model
+from ..builders import relu_neg_abs_model
 
-PLUGIN = ["--plugin", "tests.engine.toys:ReluNeg"]
+PLUGIN = ["--plugin", "tests.engine.toy_patterns:ReluNeg"]
 
 
 def run(*args):
@@ -25,7 +25,7 @@ def run(*args):
 def weighted_model():
     """Relu -> Neg -> Mul(w) with a 64 KB weight, so external data has something to hold."""
     w = np.linspace(-1, 1, 16384, dtype=np.float32).reshape(1, 16384)
-    m = relu_neg_model()
+    m = relu_neg_abs_model()
     m.graph.node[2].op_type = "Mul"
     m.graph.node[2].input.append("w")
     m.graph.initializer.append(onnx.numpy_helper.from_array(w, "w"))
@@ -72,7 +72,7 @@ def test_bad_input_is_one_line_and_exit_1(tmp_path, content, message):
     elif content == "no-graph":
         path.write_bytes(onnx.ModelProto(producer_name="x").SerializeToString())
     elif content == "checker":
-        m = relu_neg_model()
+        m = relu_neg_abs_model()
         m.graph.node[1].input[0] = "undefined_value"
         path.write_bytes(m.SerializeToString())
     elif content is not None:
@@ -199,7 +199,7 @@ def test_external_tensors_out_of_order_with_gaps_keep_their_values(tmp_path):
     weights = {f"w{i}": rng.standard_normal(1000 + 300 * i).astype(np.float32) for i in range(5)}
     layout = [("w3", 0), ("w0", 7600 + 16), ("w4", 20000), ("w1", 40000), ("w2", 40000 + 5200 + 4000)]
     blob = bytearray(70000)
-    m = relu_neg_model()
+    m = relu_neg_abs_model()
     nodes = []
     for name, offset in sorted(layout):  # graph order differs from file order
         raw = weights[name].tobytes()

@@ -7,7 +7,8 @@ from onnx import TensorProto, helper
 import surgeon
 from surgeon import Match, Pattern
 
-from .toys import MatchOnly, model, value
+from ..builders import onnx_model, value_info
+from .toy_patterns import MatchOnly
 
 
 def _dims(vi):
@@ -28,15 +29,15 @@ class FoldedSize(MatchOnly):
 
 
 def test_input_shape_override_folds_shape_computations():
-    m = model([
+    m = onnx_model([
         helper.make_node("Shape", ["x"], ["s"]),
         helper.make_node("Gather", ["s", "i"], ["hw"], axis=0),
         helper.make_node("Concat", ["one", "hw"], ["shape"], axis=0),
         helper.make_node("Reshape", ["x", "shape"], ["y"]),
-    ], [value("x", ("N", "H", "W"))], [value("y", (1, None, None))], initializers=[
+    ], [value_info("x", ("N", "H", "W"))], [value_info("y", (1, None, None))], initializers=[
         helper.make_tensor("i", TensorProto.INT64, [2], [1, 2]),
         helper.make_tensor("one", TensorProto.INT64, [1], [1]),
-    ])
+    ], opset=17)
     FoldedSize.seen = []
     surgeon.fuse(m, plugins=[FoldedSize()])
     assert FoldedSize.seen == [None]  # dynamic: not known before run time
@@ -51,7 +52,7 @@ def test_input_shape_override_folds_shape_computations():
     ({"x": [1, 2]}, "has rank 3, got 2 dims"),
 ])
 def test_bad_input_shape_is_a_clear_error(shapes, message):
-    m = model([helper.make_node("Relu", ["x"], ["y"])], [value("x", ("N", 3, 4))], [value("y", ("N", 3, 4))])
+    m = onnx_model([helper.make_node("Relu", ["x"], ["y"])], [value_info("x", ("N", 3, 4))], [value_info("y", ("N", 3, 4))], opset=17)
     with pytest.raises(surgeon.SurgeonError, match=message):
         surgeon.fuse(m, plugins=[], input_shapes=shapes)
 
@@ -72,13 +73,13 @@ class Declares(Pattern):
 
 
 def test_shapes_downstream_of_a_rewrite_are_repaired():
-    m = model([
+    m = onnx_model([
         helper.make_node("Opaque", ["x"], ["o"], domain="custom.test"),
         helper.make_node("Relu", ["o"], ["r"]),
         helper.make_node("Sigmoid", ["r"], ["y"]),
-    ], [value("x", ("N", 3, 8))], [value("y", ("Sigmoid_dim_0", "Sigmoid_dim_1", "Sigmoid_dim_2"))],
-        value_info=[value("o", ("Opaque_dim_0", "Opaque_dim_1", "Opaque_dim_2")),
-                    value("r", ("Relu_dim_0", "Relu_dim_1", "Relu_dim_2"))])
+    ], [value_info("x", ("N", 3, 8))], [value_info("y", ("Sigmoid_dim_0", "Sigmoid_dim_1", "Sigmoid_dim_2"))],
+        value_infos=[value_info("o", ("Opaque_dim_0", "Opaque_dim_1", "Opaque_dim_2")),
+                    value_info("r", ("Relu_dim_0", "Relu_dim_1", "Relu_dim_2"))], opset=17)
     m.opset_import.append(helper.make_opsetid("custom.test", 1))
     result = surgeon.fuse(m, plugins=[Declares()])
     vi = {v.name: _dims(v) for v in result.model.graph.value_info}
@@ -88,7 +89,7 @@ def test_shapes_downstream_of_a_rewrite_are_repaired():
 
 
 def test_scalar_initializers_load_and_fold():
-    m = model([helper.make_node("Mul", ["x", "two"], ["y"])], [value("x", ("N", 3))], [value("y", ("N", 3))],
-              initializers=[helper.make_tensor("two", TensorProto.FLOAT, [], [2.0])])
+    m = onnx_model([helper.make_node("Mul", ["x", "two"], ["y"])], [value_info("x", ("N", 3))], [value_info("y", ("N", 3))],
+              initializers=[helper.make_tensor("two", TensorProto.FLOAT, [], [2.0])], opset=17)
     result = surgeon.fuse(m, plugins=[FoldedSize()])
     assert result.report.rewrites == []

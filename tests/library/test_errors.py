@@ -13,8 +13,9 @@ import surgeon
 from surgeon import (ArgumentTypeError, CannotWriteError, InvalidArgumentError, InvalidModelError, PluginError,
                      SurgeonError, ValidationFailed)
 
-from .models import ROOT, STN, stn_feeds
-from .toys import CheckSaysYes, DoublingRelu, KernellessRelu, relu_model
+from ..builders import relu_model
+from ..relu_patterns import CheckSaysYes, DoublingRelu, KernellessRelu
+from .stn_sample import ROOT, STN, stn_feeds
 
 KINDS = [InvalidModelError, InvalidArgumentError, ArgumentTypeError, CannotWriteError, ValidationFailed, PluginError]
 
@@ -133,7 +134,7 @@ def test_a_failed_validation_carries_its_report_and_writes_nothing(tmp_path):
 def test_plugin_errors_name_the_plugin(tmp_path):
     with pytest.raises(PluginError) as info:
         surgeon.fuse(relu_model(), plugins=[CheckSaysYes()], quiet=True)
-    assert info.value.plugin == "tests.library.toys:CheckSaysYes" and "check() returned True" in _one_line(info)
+    assert info.value.plugin == "tests.relu_patterns:CheckSaysYes" and "check() returned True" in _one_line(info)
     with pytest.raises(PluginError, match="no_such_module:X: cannot load") as info:
         surgeon.PluginSet.installed(["no_such_module:X"])
     assert info.value.plugin == "no_such_module:X"
@@ -151,7 +152,7 @@ def test_the_command_line_still_prints_one_line_and_exits_1(tmp_path):
 
     onnx.save(relu_model(), tmp_path / "relu.onnx")
     done = CliRunner().invoke(cli, ["fuse", str(tmp_path / "relu.onnx"), str(tmp_path / "out.onnx"), "--validate",
-                                    "--plugin", "tests.library.toys:DoublingRelu"])
+                                    "--plugin", "tests.relu_patterns:DoublingRelu"])
     assert done.exit_code == 1 and done.stderr.count("\n") == 1
     assert done.stderr.startswith("error: validation failed: rewrite 'doubling-relu/DoublingRelu'")
     done = CliRunner().invoke(cli, ["run", str(tmp_path / "none.onnx")])

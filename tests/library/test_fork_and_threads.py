@@ -19,7 +19,7 @@ from surgeon.runtime.runners import make_runner
 from surgeon.io.load import load_in_memory
 from surgeon.rewrite.plugins import PluginSet
 
-from .models import SMALL, STN, stn_feeds
+from .stn_sample import SMALL, STN, stn_feeds
 from .workers import fuse_run_validate
 
 TIMEOUT = float(os.environ.get("SURGEON_TEST_POOL_TIMEOUT", 240))  # seconds; a hang is what the test is for

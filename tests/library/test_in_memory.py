@@ -13,7 +13,8 @@ import pytest
 import surgeon
 from surgeon.io import homes
 
-from .models import external_stn, external_tensors, stn_feeds
+from ..builders import external_tensor_names, stn_sample_with_external_data
+from .stn_sample import stn_feeds
 
 
 @pytest.fixture
@@ -21,7 +22,7 @@ def external(tmp_path):
     """The STN sample in tmp_path/in with its weights in external data, and what it computes."""
     folder = tmp_path / "in"
     folder.mkdir()
-    path = external_stn(folder)
+    path = stn_sample_with_external_data(folder)
     return path, surgeon.run(path, stn_feeds())["y"]
 
 
@@ -29,9 +30,9 @@ def test_the_result_knows_where_its_data_lives(external):
     path, _ = external
     result = surgeon.fuse(path, quiet=True)
     assert result.data_dir == os.path.dirname(path)
-    assert external_tensors(result.model)  # still outside: nothing was read into memory
+    assert external_tensor_names(result.model)  # still outside: nothing was read into memory
     inline = surgeon.fuse(onnx.load(path), quiet=True)  # weights loaded by onnx: nothing outside
-    assert inline.data_dir is None and not external_tensors(inline.model)
+    assert inline.data_dir is None and not external_tensor_names(inline.model)
 
 
 def test_run_validate_inspect_unfuse_and_fuse_take_result_model(external):
@@ -76,7 +77,7 @@ def test_save_takes_the_model_too_and_can_write_one_file(external, tmp_path):
     result = surgeon.fuse(path, quiet=True)
     surgeon.save(result.model, tmp_path / "one.onnx", external_data=False)
     assert not (tmp_path / "one.onnx.data").exists()
-    assert not external_tensors(onnx.load(str(tmp_path / "one.onnx"), load_external_data=False))
+    assert not external_tensor_names(onnx.load(str(tmp_path / "one.onnx"), load_external_data=False))
     np.testing.assert_allclose(surgeon.run(str(tmp_path / "one.onnx"), stn_feeds())["y"], want, atol=1e-5)
 
 
@@ -131,7 +132,7 @@ def test_a_remembered_model_is_forgotten_with_the_result(external):
 
 
 def test_memory_grows_with_the_graph_not_the_weights(tmp_path):
-    path = external_stn(tmp_path, big_elements=4 << 20)  # one 16 MiB weight
+    path = stn_sample_with_external_data(tmp_path, big_elements=4 << 20)  # one 16 MiB weight
     result = surgeon.fuse(path, quiet=True)
     assert result.model.ByteSize() < 1 << 20  # the graph: the weights stayed in their file
     assert surgeon.run(result.model, stn_feeds(), quiet=True)["w_sum"] == pytest.approx(2 << 20)

@@ -13,8 +13,9 @@ import surgeon
 from surgeon import progress
 from surgeon.cli import cli
 
-from .models import DYNAMIC, STN, stn_feeds
-from .toys import DoublingRelu, KernellessRelu, relu_model
+from ..builders import relu_model
+from ..relu_patterns import DoublingRelu, KernellessRelu
+from .stn_sample import DYNAMIC, STN, stn_feeds
 
 
 class _Terminal(io.StringIO):
@@ -63,12 +64,12 @@ def test_a_failed_validation_is_a_warning_naming_the_rewrite(caplog):
 
 
 def test_an_installed_plugin_that_fails_to_load_is_a_warning_on_the_plugins_logger(caplog, monkeypatch):
-    class Broken:
+    class BrokenEntryPoint:
         name, value, dist = "broken", "no_such_module:X", None
 
         def load(self):
             raise ImportError("no module named no_such_module")
-    monkeypatch.setattr("surgeon.rewrite.plugins.entry_points", lambda group: [Broken()])
+    monkeypatch.setattr("surgeon.rewrite.plugins.entry_points", lambda group: [BrokenEntryPoint()])
     with caplog.at_level(logging.WARNING, logger="surgeon"):
         found = surgeon.PluginSet.installed()
     assert [(r.name, r.getMessage()) for r in caplog.records] == [("surgeon.plugins", found.warnings[0])]

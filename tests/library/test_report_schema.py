@@ -21,8 +21,9 @@ import surgeon
 from surgeon.lint import ENGINES, lint
 from surgeon.reportfields import SCHEMA_VERSION, schema
 
-from .models import ROOT, STN
-from .toys import DoublingRelu, relu_model
+from ..builders import relu_model
+from ..relu_patterns import DoublingRelu
+from .stn_sample import ROOT, STN
 
 
 IF_SAMPLE = os.path.join(ROOT, "samples", "models", "if_branch_dynamo_opset18.onnx")  # the chain in a branch
@@ -77,7 +78,7 @@ def test_validate_reports_passed_failed_and_far_follow_the_schema():
     data = _valid(json.loads(failed.to_json()))  # the file's form: no inf or NaN
     assert not data["passed"] and data["far"] is None and data["failures"]
     plugin = data["rewrites"][0]["nodes"][0]["plugin"]
-    assert plugin == wrong.report.rewrites[0].plugin == "tests.library.toys:DoublingRelu"  # one label everywhere
+    assert plugin == wrong.report.rewrites[0].plugin == "tests.relu_patterns:DoublingRelu"  # one label everywhere
 
 
 @pytest.mark.parametrize("target", ENGINES)

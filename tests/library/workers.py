@@ -7,7 +7,7 @@ import numpy as np
 
 import surgeon
 
-from .models import SMALL, STN, stn_feeds
+from .stn_sample import SMALL, STN, stn_feeds
 
 
 def fuse_run_validate(seed: int) -> tuple:

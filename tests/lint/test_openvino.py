@@ -17,7 +17,7 @@ import surgeon
 from surgeon.cli import cli
 from surgeon.lint import lint
 
-from . import models as m
+from ..builders import FLOAT, grid_sample_model, onnx_model, relu_model, twice_op_model
 
 SAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "samples",
                        "models")
@@ -31,18 +31,18 @@ def rules(model, **kwargs):
 
 def ms_grid_sample():
     node = helper.make_node("GridSample", ["x", "grid"], ["y"], domain="com.microsoft")
-    model = m.model([node], [("x", m.F, [1, 1, 4, 4]), ("grid", m.F, [1, 3, 3, 2])], [("y", m.F, [1, 1, 3, 3])],
-                    custom=False)
+    model = onnx_model([node], [("x", FLOAT, [1, 1, 4, 4]), ("grid", FLOAT, [1, 3, 3, 2])], [("y", FLOAT, [1, 1, 3, 3])],
+                    opset=16)
     model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
     return model
 
 
 @pytest.mark.parametrize("rule,trip,clean", [
-    ("ov-custom-op", m.custom_op, lambda: m.opset(17)),
-    ("ov-local-function", lambda: m.custom_op(with_function=True), lambda: m.opset(17)),
-    ("ov-cannot-convert", lambda: m.grid_sample("linear", 20, rank=5), lambda: m.grid_sample("linear", 20)),
-    ("ov-cannot-convert", lambda: m.grid_sample("bilinear", 20), lambda: m.grid_sample("linear", 20)),
-    ("ov-cannot-convert", ms_grid_sample, lambda: m.grid_sample("bilinear", 16)),
+    ("ov-custom-op", twice_op_model, lambda: relu_model(17)),
+    ("ov-local-function", lambda: twice_op_model(with_function=True), lambda: relu_model(17)),
+    ("ov-cannot-convert", lambda: grid_sample_model("linear", 20, rank=5), lambda: grid_sample_model("linear", 20)),
+    ("ov-cannot-convert", lambda: grid_sample_model("bilinear", 20), lambda: grid_sample_model("linear", 20)),
+    ("ov-cannot-convert", ms_grid_sample, lambda: grid_sample_model("bilinear", 16)),
 ])
 def test_rule_trips_and_its_counterpart_is_clean(rule, trip, clean):
     assert rule in rules(trip())
@@ -50,12 +50,12 @@ def test_rule_trips_and_its_counterpart_is_clean(rule, trip, clean):
 
 
 def test_lines_say_what_openvino_does_and_the_fix():
-    (five_d,) = lint(m.grid_sample("linear", 20, rank=5), "openvino").hazards
+    (five_d,) = lint(grid_sample_model("linear", 20, rank=5), "openvino").hazards
     assert f"OpenVINO {ov.__version__.split('-')[0]} cannot convert it" in five_d.what
     assert "GridSample is only supported for 4D input tensors. Got rank: 5" in five_d.what
     (ms,) = lint(ms_grid_sample(), "openvino").hazards
     assert ms.what.endswith("OpenVINO has no conversion for com.microsoft.GridSample")
-    (fn,) = lint(m.custom_op(with_function=True), "openvino").hazards
+    (fn,) = lint(twice_op_model(with_function=True), "openvino").hazards
     assert "does not use model-local functions" in fn.what
 
 
@@ -67,7 +67,7 @@ def test_surgeons_extension_clears_its_custom_ops_and_is_named_in_the_fix(tmp_pa
     assert [h.node for h in custom] == ["affine-grid-sample/FusedGridSample"]
     assert "--ov-extension surgeon" in custom[0].fix and "surgeon unfuse" in custom[0].fix
     assert "ov-custom-op" not in rules(str(fused), ov_extensions=["surgeon"])
-    other = lint(m.custom_op(), "openvino").hazards[0]
+    other = lint(twice_op_model(), "openvino").hazards[0]
     assert "--ov-extension PATH" in other.fix and "surgeon_ops.openvino" not in other.fix
 
 
@@ -144,7 +144,7 @@ def test_static_rule_where_nothing_can_be_measured():
 
 def test_cli(tmp_path):
     path = tmp_path / "m.onnx"
-    onnx.save(m.custom_op(), path)
+    onnx.save(twice_op_model(), path)
     done = CliRunner().invoke(cli, ["lint", str(path), "--target", "openvino"])
     assert done.exit_code == 1 and done.output.splitlines()[0] == "openvino: 1 hazard(s)"
     done = CliRunner().invoke(cli, ["lint", str(path), "--target", "openvino", "--ov-extension", str(tmp_path / "x")])
@@ -178,4 +178,4 @@ def test_a_shape_openvino_infers_otherwise_is_named_once():
     core = ov.Core()
     shape = core.read_model(path).outputs[0].partial_shape
     assert shape[2].get_length() == 2  # what the line says OpenVINO does (else the rule is out of date)
-    assert [h.rule for h in lint(m.grid_sample("linear", 20), "openvino").hazards] == []
+    assert [h.rule for h in lint(grid_sample_model("linear", 20), "openvino").hazards] == []

@@ -14,7 +14,7 @@ import pytest
 import surgeon
 from surgeon.lint import lint
 
-from . import models
+from ..builders import grid_sample_model, sized_plugin_model
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SAMPLES = os.path.join(ROOT, "samples", "models")
@@ -35,9 +35,9 @@ def corpus(folder) -> list[str]:
         names.append(sample)
         add(sample.replace(".onnx", ".fused.onnx"), surgeon.fuse(os.path.join(SAMPLES, sample)).model)
     add("grid.fused.onnx", surgeon.fuse(os.path.join(SAMPLES, "multi_chain.onnx"), target="affine-grid").model)
-    add("size_from_shape.onnx", models.sized_plugin("shape"))
-    add("size_input.onnx", models.sized_plugin("input"))
-    add("linear20.onnx", models.grid_sample("linear", 20))  # standard ops only: converts to opset 19
+    add("size_from_shape.onnx", sized_plugin_model("shape"))
+    add("size_input.onnx", sized_plugin_model("input"))
+    add("linear20.onnx", grid_sample_model("linear", 20))  # standard ops only: converts to opset 19
     return names
 
 

@@ -9,6 +9,8 @@ import numpy as np
 from onnx import TensorProto as T
 from onnx import helper as h
 
+from ..builders import onnx_model, value_info
+
 IMAGE = [2, 3, 16, 12]
 VOLUME = [2, 2, 6, 5, 4]
 
@@ -21,27 +23,18 @@ def _sampler(tag, x, theta, out, align=0, grid_out=None):
             h.make_node("GridSample", [x, grid], [out], name=f"{tag}/GridSample", align_corners=align)]
 
 
-def _info(name, dims, elem=T.FLOAT):
-    return h.make_tensor_value_info(name, elem, dims)
-
-
-def _model(nodes, inputs, outputs, initializers=()):
-    graph = h.make_graph(nodes, "subgraphs", inputs, outputs, list(initializers))
-    return h.make_model(graph, opset_imports=[h.make_opsetid("", 20)], ir_version=10)
-
-
 def branches():
     """If(cond): then samples x at theta and also gives the grid (custom.ops::AffineGrid after
     fuse); else samples at -theta with align_corners=1 and gives theirs. Dims dynamic."""
     dims, grid_dims = ["N", 3, "H", "W"], ["N", "H", "W", 2]
     then = h.make_graph(_sampler("then", "x", "theta", "then_y", grid_out="then_grid"), "then", [],
-                        [_info("then_y", dims), _info("then_grid", grid_dims)])
+                        [value_info("then_y", dims), value_info("then_grid", grid_dims)])
     other = [h.make_node("Neg", ["theta"], ["neg_theta"], name="else/Neg")]
     other += _sampler("else", "x", "neg_theta", "else_y", align=1, grid_out="else_grid")
-    otherwise = h.make_graph(other, "else", [], [_info("else_y", dims), _info("else_grid", grid_dims)])
+    otherwise = h.make_graph(other, "else", [], [value_info("else_y", dims), value_info("else_grid", grid_dims)])
     node = h.make_node("If", ["cond"], ["y", "grid"], name="If", then_branch=then, else_branch=otherwise)
-    return _model([node], [_info("x", dims), _info("theta", ["N", 2, 3]), _info("cond", [], T.BOOL)],
-                  [_info("y", dims), _info("grid", grid_dims)])
+    return onnx_model([node], [value_info("x", dims), value_info("theta", ["N", 2, 3]), value_info("cond", [], T.BOOL)],
+                  [value_info("y", dims), value_info("grid", grid_dims)], opset=20, ir_version=10, name="subgraphs")
 
 
 def loop():
@@ -51,29 +44,29 @@ def loop():
     body_nodes = [h.make_node("Identity", ["go"], ["go_on"], name="body/Identity")]
     body_nodes += _sampler("body", "acc", "theta", "sampled")
     body_nodes.append(h.make_node("Mul", ["sampled", "gain"], ["acc_next"], name="body/Mul"))
-    body = h.make_graph(body_nodes, "body", [_info("i", [], T.INT64), _info("go", [], T.BOOL), _info("acc", dims)],
-                        [_info("go_on", [], T.BOOL), _info("acc_next", dims)])
+    body = h.make_graph(body_nodes, "body", [value_info("i", [], T.INT64), value_info("go", [], T.BOOL), value_info("acc", dims)],
+                        [value_info("go_on", [], T.BOOL), value_info("acc_next", dims)])
     trips = h.make_tensor("trips", T.INT64, [], [3])
     gain = h.make_tensor("gain", T.FLOAT, [1], [1.5])
     node = h.make_node("Loop", ["trips", "", "x"], ["y"], name="Loop", body=body)
-    return _model([node], [_info("x", dims), _info("theta", ["N", 2, 3])], [_info("y", dims)], [trips, gain])
+    return onnx_model([node], [value_info("x", dims), value_info("theta", ["N", 2, 3])], [value_info("y", dims)], [trips, gain], opset=20, ir_version=10, name="subgraphs")
 
 
 def nested():
     """Loop(2) whose body holds an If sampling a volume (3-D) when cond is true."""
     dims = ["N", 2, 6, 5, 4]
-    then = h.make_graph(_sampler("inner", "acc", "theta", "inner_y"), "then", [], [_info("inner_y", dims)])
+    then = h.make_graph(_sampler("inner", "acc", "theta", "inner_y"), "then", [], [value_info("inner_y", dims)])
     otherwise = h.make_graph([h.make_node("Identity", ["acc"], ["kept"], name="inner/Identity")], "else", [],
-                             [_info("kept", dims)])
+                             [value_info("kept", dims)])
     body_nodes = [h.make_node("Identity", ["go"], ["go_on"], name="outer/Identity"),
                   h.make_node("If", ["cond"], ["acc_next"], name="inner/If", then_branch=then,
                               else_branch=otherwise)]
-    body = h.make_graph(body_nodes, "body", [_info("i", [], T.INT64), _info("go", [], T.BOOL), _info("acc", dims)],
-                        [_info("go_on", [], T.BOOL), _info("acc_next", dims)])
+    body = h.make_graph(body_nodes, "body", [value_info("i", [], T.INT64), value_info("go", [], T.BOOL), value_info("acc", dims)],
+                        [value_info("go_on", [], T.BOOL), value_info("acc_next", dims)])
     trips = h.make_tensor("trips", T.INT64, [], [2])
     node = h.make_node("Loop", ["trips", "", "x"], ["y"], name="Loop", body=body)
-    return _model([node], [_info("x", dims), _info("theta", ["N", 3, 4]), _info("cond", [], T.BOOL)],
-                  [_info("y", dims)], [trips])
+    return onnx_model([node], [value_info("x", dims), value_info("theta", ["N", 3, 4]), value_info("cond", [], T.BOOL)],
+                  [value_info("y", dims)], [trips], opset=20, ir_version=10, name="subgraphs")
 
 
 MODELS = {"branches": (branches, IMAGE), "loop": (loop, IMAGE), "nested": (nested, VOLUME)}

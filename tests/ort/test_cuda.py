@@ -9,8 +9,8 @@ import pytest
 import surgeon_ops.kernels as K
 import surgeon_ops.ort
 
+from ..builders import F16, affine_grid_model, fused_grid_sample_model
 from ..kernels.cases import COMBOS, cases
-from . import models
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.skipif(
@@ -39,7 +39,7 @@ def test_cuda_provider_matches_the_cpu(nsp, mode, padding, ac, size_input):
         feeds = dict(x=x, theta=theta)
         if size_input:
             feeds["size"] = np.array(x.shape[:2] + tuple(out), np.int64)
-        (y,) = cuda_session(models.fused(rank=nsp + 2, size_input=size_input, **attrs)).run(None, feeds)
+        (y,) = cuda_session(fused_grid_sample_model(rank=nsp + 2, size_input=size_input, **attrs)).run(None, feeds)
         ref = K.fused_grid_sample(x, theta, out, mode, padding, ac)
         np.testing.assert_allclose(y, ref, rtol=0, atol=1e-6)
 
@@ -48,10 +48,10 @@ def test_cuda_provider_matches_the_cpu(nsp, mode, padding, ac, size_input):
 def test_cuda_provider_float16_and_affine_grid(nsp):
     x, theta, out = cases(nsp, seed=6)[0]
     xh, th = x.astype(np.float16), theta.astype(np.float16)
-    (y,) = cuda_session(models.fused(rank=nsp + 2, x_type=models.F16, output_size=list(out))).run(
+    (y,) = cuda_session(fused_grid_sample_model(rank=nsp + 2, x_type=F16, output_size=list(out))).run(
         None, dict(x=xh, theta=th))
     assert y.dtype == np.float16
     ref = K.fused_grid_sample(xh, th, out)
     assert np.abs(y.astype(np.float32) - ref.astype(np.float32)).max() <= 2e-3
-    (grid,) = cuda_session(models.affine(output_size=list(out), out_rank=nsp + 2)).run(None, dict(theta=theta))
+    (grid,) = cuda_session(affine_grid_model(output_size=list(out), out_rank=nsp + 2)).run(None, dict(theta=theta))
     np.testing.assert_array_equal(grid, K.affine_grid(theta, out, 0))

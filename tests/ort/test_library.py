@@ -17,7 +17,7 @@ import surgeon_ops.ort
 from surgeon_ops.kernels import LibraryNotInstalled, installed
 
 from .. import toolchain
-from . import models
+from ..builders import fused_grid_sample_model
 
 headers = toolchain.load_script("cmake/ort_headers.py")
 
@@ -33,13 +33,13 @@ def test_the_library_loads_and_exports_only_its_entry_point(library):
     opts = ort.SessionOptions()
     opts.register_custom_ops_library(library)
     x, theta = np.ones((1, 1, 4, 4), np.float32), np.eye(2, 3, dtype=np.float32)[None]
-    y = ort.InferenceSession(models.fused(output_size=[2, 2]).SerializeToString(), opts,
+    y = ort.InferenceSession(fused_grid_sample_model(output_size=[2, 2]).SerializeToString(), opts,
                              providers=["CPUExecutionProvider"]).run(None, dict(x=x, theta=theta))[0]
     np.testing.assert_allclose(y, np.ones((1, 1, 2, 2)), atol=1e-6)
 
 
 def test_session_takes_a_path_bytes_or_a_model(tmp_path):
-    model = models.fused(output_size=[2, 2])
+    model = fused_grid_sample_model(output_size=[2, 2])
     path = tmp_path / "m.onnx"
     path.write_bytes(model.SerializeToString())
     x, theta = np.ones((1, 1, 4, 4), np.float32), np.eye(2, 3, dtype=np.float32)[None]
@@ -131,6 +131,6 @@ def test_the_cuda_variant_exports_only_its_entry_point():
     x, theta = np.ones((1, 1, 4, 4), np.float32), np.eye(2, 3, dtype=np.float32)[None]
     opts = ort.SessionOptions()
     opts.register_custom_ops_library(path)
-    sess = ort.InferenceSession(models.fused(output_size=[2, 2]).SerializeToString(), opts,
+    sess = ort.InferenceSession(fused_grid_sample_model(output_size=[2, 2]).SerializeToString(), opts,
                                 providers=["CPUExecutionProvider"])
     np.testing.assert_allclose(sess.run(None, dict(x=x, theta=theta))[0], np.ones((1, 1, 2, 2)), atol=1e-6)

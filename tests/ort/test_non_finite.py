@@ -13,9 +13,9 @@ from onnx import TensorProto, helper
 
 import surgeon_ops.kernels as K
 
+from ..builders import fused_grid_sample_model
 from ..error_bounds import assert_within, grid_sample_bound, sampled_grid_bound
 from ..kernels.cases import COMBOS
-from . import models
 from .conftest import new_session
 
 ORT_MODES = {"bilinear": "linear", "nearest": "nearest", "bicubic": "cubic"}
@@ -64,7 +64,7 @@ def test_non_finite_theta_gives_what_onnxruntime_gives(nsp, mode, padding, ac):
     x, theta, size = problem(nsp, nsp * 10 + ac)
     want = affine_grid_then_sample(x, theta, size, mode, padding, ac)
     assert np.isfinite(want).all()
-    model = models.fused(rank=nsp + 2, mode=mode, padding_mode=padding, align_corners=ac, output_size=list(size))
+    model = fused_grid_sample_model(rank=nsp + 2, mode=mode, padding_mode=padding, align_corners=ac, output_size=list(size))
     got = {"cpp": K.fused_grid_sample(x, theta, size, mode, padding, ac, backend="cpp"),
            "numpy": K.fused_grid_sample(x, theta, size, mode, padding, ac, backend="numpy"),
            "op library": new_session(model).run(None, dict(x=x, theta=theta))[0]}

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 from onnx import TensorProto
 
-from .builders import G
+from ..builders import GraphBuilder
 
 
 def pixel_grid(h: int, w: int, theta) -> np.ndarray:
@@ -19,7 +19,7 @@ def pixel_grid(h: int, w: int, theta) -> np.ndarray:
 
 def size_from_data():
     """AffineGrid(theta, Concat(Shape(x)[:2], hw)) with ``hw`` an int64 [2] model input."""
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", ["N", 3, 16, 12])
     theta = g.input("theta", ["N", 2, 3])
     hw = g.input("hw", [2], TensorProto.INT64)
@@ -31,7 +31,7 @@ def size_from_data():
 
 def tiled_constant_grid(grid: np.ndarray, dims=("N", 3, 16, 12)):
     """A constant grid [1, h, w, 2] Tile'd to the image's batch before the sampler."""
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", list(dims))
     repeats = g.op("Concat", g.op("Shape", x, start=0, end=1), g.ints([1, 1, 1]), axis=0)
     g.op("GridSample", x, g.op("Tile", g.const(grid, "fixed_grid"), repeats), out="y")
@@ -40,7 +40,7 @@ def tiled_constant_grid(grid: np.ndarray, dims=("N", 3, 16, 12)):
 
 
 def constant_grid(grid: np.ndarray, batch: int):
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", [batch, 3, 16, 12])
     g.op("GridSample", x, g.const(grid, "fixed_grid"), out="y")
     g.output("y")
@@ -50,7 +50,7 @@ def constant_grid(grid: np.ndarray, batch: int):
 def theta_and_its_transpose():
     """Row 0 of the grid from M, row 1 from Transpose(M): two theta-shaped values, one computed
     from the other; walked through, the cut is M."""
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", ["N", 3, 16, 12])
     m = g.input("M", ["N", 3, 3])
     mt = g.op("Transpose", m, perm=[0, 2, 1])
@@ -72,7 +72,7 @@ def theta_and_its_transpose():
 def cast_and_swapped_grid():
     """theta cast to float16 and back, a (y, x) grid computed, then a Gather swapping the last
     axis to (x, y) and a float16 round trip between grid and sampler."""
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", ["N", 3, 16, 12])
     theta = g.op("Cast", g.op("Cast", g.input("theta", ["N", 2, 3]), to=TensorProto.FLOAT16), to=TensorProto.FLOAT)
     swapped = g.op("Gather", theta, g.ints([1, 0]), axis=1)  # rows (y, x)
@@ -87,7 +87,7 @@ def cast_and_swapped_grid():
 def expanded_theta_batch():
     """theta [M, 2, 3] with its own batch symbol, its grid Expand'ed to x's batch: one theta
     for every image (M = 1), or one per image (M = N)."""
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", ["N", 3, 16, 12])
     theta = g.input("theta", ["M", 2, 3])
     size = g.op("Concat", g.op("Shape", theta, start=0, end=1), g.ints([3, 16, 12]), axis=0)

@@ -12,11 +12,11 @@ import surgeon
 from surgeon_patterns import PATTERNS, AffineGridSample
 from surgeon_ops.node_kernels import affine_grid, fused_grid_sample
 
-from .builders import G, dynamo_chains, elementwise_homogeneous, native_pair
-from .graphs import custom_nodes, op_counts
-from .helpers import fuse_alone, fuse_sample, inputs, torch_warp
-from .runner import attrs_of, ort_run, run_split
+from ..builders import GraphBuilder, dynamo_chains, elementwise_homogeneous, native_pair
 from ..error_bounds import affine_grid_bound, assert_warp_outputs, assert_within, gamma
+from .fusing import fuse_alone, fuse_sample, inputs, torch_warp
+from .rewritten_graphs import custom_nodes, op_counts
+from .runner import attrs_of, ort_run, run_split
 
 
 def warnings_of(result) -> str:
@@ -95,7 +95,7 @@ def test_theta_batch_broadcast_stays_explicit():
 
 
 def test_grid_with_another_reader_gets_affine_grid():
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", ["N", 3, 16, 12])
     theta = g.input("theta", ["N", 2, 3])
     grid = g.op("AffineGrid", theta, g.op("Shape", x))
@@ -116,7 +116,7 @@ def test_grid_with_another_reader_gets_affine_grid():
 
 
 def test_two_samplers_sharing_a_grid_both_fuse():
-    g = G()
+    g = GraphBuilder()
     x, x2 = g.input("x", ["N", 3, 16, 12]), g.input("x2", ["N", 1, 16, 12])
     theta = g.input("theta", ["N", 2, 3])
     grid = g.op("AffineGrid", theta, g.op("Shape", x))
@@ -134,7 +134,7 @@ def test_two_samplers_sharing_a_grid_both_fuse():
 
 
 def test_align_corners_disagreement_keeps_sampler():
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", ["N", 3, 16, 12])
     grid = g.op("AffineGrid", g.input("theta", ["N", 2, 3]), g.op("Shape", x), align_corners=1)
     g.op("GridSample", x, grid, out="y", align_corners=0)

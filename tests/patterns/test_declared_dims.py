@@ -9,10 +9,10 @@ from onnx import helper
 
 import surgeon
 
-from .graphs import op_counts
-from .helpers import MODELS, fuse_alone, fuse_sample
-from .runner import ort_run, run_split
 from ..error_bounds import assert_warp_outputs
+from .fusing import MODELS, fuse_alone, fuse_sample
+from .rewritten_graphs import op_counts
+from .runner import ort_run, run_split
 
 
 def _fused_output(model, feeds):

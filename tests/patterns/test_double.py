@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from onnx import TensorProto
 
+from ..builders import GraphBuilder
 from ..error_bounds import assert_warp_outputs
-from .builders import G
-from .graphs import op_counts
-from .helpers import fuse_alone, refusal_reasons
+from .fusing import fuse_alone, refusal_reasons
+from .rewritten_graphs import op_counts
 from .runner import ort_run, run_split
 
 D, F = TensorProto.DOUBLE, TensorProto.FLOAT
@@ -26,7 +26,7 @@ def _float32_grid_in_double(h, w):
 
 
 def model(kind, h=16, w=12):
-    g = G()
+    g = GraphBuilder()
     if kind == "double image":
         x = g.input("x", ["N", 3, h, w], D)
         g.op("GridSample", x, g.op("AffineGrid", g.input("theta", ["N", 2, 3], D), g.op("Shape", x)), out="y")

@@ -7,13 +7,13 @@ import numpy as np
 
 from surgeon_ops.draws import draw_theta
 
-from .builders import native_pair
+from ..builders import native_pair
+from ..error_bounds import assert_warp_outputs
 from .forms import (constant_grid, cast_and_swapped_grid, expanded_theta_batch, pixel_grid, size_from_data,
                     theta_and_its_transpose, tiled_constant_grid)
-from .graphs import custom_nodes, declared, op_counts
-from .helpers import fuse_alone, fuse_sample
+from .fusing import fuse_alone, fuse_sample
+from .rewritten_graphs import custom_nodes, declared, op_counts
 from .runner import attrs_of, ort_run, run_split
-from ..error_bounds import assert_warp_outputs
 
 RNG = np.random.default_rng(11)
 

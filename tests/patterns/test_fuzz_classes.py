@@ -7,15 +7,15 @@ from onnx import TensorProto, helper
 
 import surgeon
 
-from .builders import G
-from .helpers import fuse_alone, refusal_reasons
+from ..builders import GraphBuilder
+from .fusing import fuse_alone, refusal_reasons
 
 F16 = TensorProto.FLOAT16
 
 
 def _pair(theta_elem=TensorProto.FLOAT, x_elem=TensorProto.FLOAT, out=(8, 6), ac=0):
     """theta [N, 2, 3] -> AffineGrid (size from theta's batch and constants) -> GridSample."""
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", ["N", 3, 16, 12], x_elem)
     theta = g.input("theta", ["N", 2, 3], theta_elem)
     size = g.op("Concat", g.op("Shape", theta, start=0, end=1), g.ints([3, *out]), axis=0)
@@ -55,7 +55,7 @@ def test_float_grid_of_a_half_image_is_refused():
 def _divided_width(k: int):
     """Output W = W_in // k: a dim computed from an input dim, which small probe dims hide (k=2:
     6 and 7 both give 3; k=16: every nearby W gives 0 and the region fails there)."""
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", ["N", 3, "H", "W"])
     theta = g.input("theta", ["N", 2, 3])
     shape = g.op("Shape", x)
@@ -123,7 +123,7 @@ def test_half_grid_kept_as_a_grid_declares_its_tolerance():
     # The grid is computed in float16 and is also a graph output: the rewrite writes a float16
     # AffineGrid, which rounds once where the original rounds at every step; validate must hold
     # it to the declared tolerance, not to float16's default.
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", ["N", 3, 16, 12])
     theta = g.op("Cast", g.input("theta", ["N", 2, 3]), to=F16)
     size = g.op("Concat", g.op("Shape", theta, start=0, end=1), g.ints([3, 8, 6]), axis=0)
@@ -138,7 +138,7 @@ def test_half_grid_kept_as_a_grid_declares_its_tolerance():
 
 
 def test_empty_constant_grid_is_refused_not_raised():
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", ["N", 3, 16, 12])
     g.op("GridSample", x, g.const(np.zeros([0, 8, 6, 2], np.float32), "grid"), out="y", mode="linear")
     g.output("y")
@@ -151,7 +151,7 @@ def test_grid_for_a_sampler_of_other_align_corners_is_written_once():
     # The grid's align_corners differs from the sampler's: an AffineGrid is written for the
     # sampler to keep reading. It used to be rewritten on every pass (32 rewrites), the last one
     # from the float32 AffineGrid, dropping the half-precision tolerance the first declared.
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", ["N", 3, 16, 12])
     theta = g.op("Cast", g.input("theta", ["N", 2, 3]), to=F16)
     size = g.op("Concat", g.op("Shape", theta, start=0, end=1), g.ints([3, 8, 6]), axis=0)
@@ -170,7 +170,7 @@ def test_grid_for_a_sampler_of_other_align_corners_is_written_once():
 def _half_theta_grid(mode: str):
     """A float16 theta input into a float16 AffineGrid (size from the image's batch), sampled
     with ``mode`` and border padding, align_corners=1."""
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", ["N", 3, 16, 12])
     theta = g.input("theta", ["N", 2, 3], F16)
     size = g.op("Concat", g.op("Unsqueeze", g.op("Gather", g.op("Shape", x), g.ints(0), axis=0), g.ints([0])),
@@ -201,7 +201,7 @@ def test_half_affine_grid_bilinear_fuses_and_matches():
 
 def _half_grid(hw, padding="zeros", mode="linear"):
     """A float16 theta into AffineGrid, cast to float32 for a float32 image of spatial dims hw."""
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", ["N", 3, *hw])
     theta = g.op("Cast", g.input("theta", ["N", 2, 3]), to=F16)
     size = g.op("Concat", g.op("Shape", theta, start=0, end=1), g.ints([3, 8, 6]), axis=0)
@@ -250,17 +250,18 @@ def test_half_grid_of_an_image_of_dynamic_size_is_refused():
     assert "the image's size is not static" in refusal_reasons(result), refusal_reasons(result)
 
 
-def test_double_image_is_refused():
+def test_double_native_pair_is_left_as_it_is():
+    # the contract's ops take float32 and float16; ONNX's own pair is what a double chain becomes
     result = fuse_alone(_pair(theta_elem=TensorProto.DOUBLE, x_elem=TensorProto.DOUBLE).model(20))
     assert not result.report.rewrites, result.report.summary()
-    assert "the image is double: custom.ops ops take float32 or float16 (ops/OPS.md)" in refusal_reasons(result)
+    assert "already ONNX's own AffineGrid + GridSample on a double image" in refusal_reasons(result)
 
 
 def test_grid_that_reads_theta_but_ignores_it_is_refused():
     # Clip(theta, 0, 0) inside the decomposition: the grid is the same for every theta, a zero
     # map of it. A rewrite reading theta through that map gives NaN where theta is infinite
     # (2029:18459 divides theta by 0 first); the original gives 0.
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", ["N", 3, 16, 12])
     ys, xs = np.meshgrid((np.arange(8) * 2 + 1) / 8 - 1, (np.arange(6) * 2 + 1) / 6 - 1, indexing="ij")
     base = np.stack([xs, ys, np.ones_like(xs)], -1).reshape(48, 3, 1).astype(np.float32)

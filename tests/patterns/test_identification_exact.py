@@ -7,15 +7,15 @@ affine maps of theta and fuse as such (the map written on theta); the third roun
 import numpy as np
 import pytest
 
+from ..builders import GraphBuilder
 from ..error_bounds import assert_warp_outputs
-from .builders import G
-from .graphs import op_counts
-from .helpers import fuse_alone, refusal_reasons
+from .fusing import fuse_alone, refusal_reasons
+from .rewritten_graphs import op_counts
 from .runner import ort_run, run_split
 
 
 def bent_grid(kind: str, size=(16, 12)):
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", ["N", 3, *size])
     grid = g.op("AffineGrid", g.input("theta", ["N", 2, 3]), g.op("Shape", x))
     if kind == "scaled":

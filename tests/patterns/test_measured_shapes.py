@@ -7,17 +7,17 @@ import onnx
 import onnxruntime as ort
 import pytest
 
+from ..builders import GraphBuilder
 from ..error_bounds import assert_warp_outputs
-from .builders import G
-from .graphs import op_counts
-from .helpers import fuse_alone
+from .fusing import fuse_alone
+from .rewritten_graphs import op_counts
 from .runner import ort_run, run_split
 
 
 def localised_warp():
     """An STN as TorchScript writes it: features (Conv -> Relu), theta from their mean (ReduceMean
     -> Gemm -> Reshape [-1, 2, 3]), the features warped at their own size."""
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", ["N", 3, "H", "W"])
     rng = np.random.default_rng(0)
     feat = g.op("Relu", g.op("Conv", x, g.const(0.1 * rng.standard_normal((8, 3, 3, 3)).astype(np.float32)),

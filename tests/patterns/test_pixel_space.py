@@ -7,20 +7,20 @@ import pytest
 import torch
 from onnx import TensorProto
 
-from .builders import G
-from .graphs import op_counts
-from .helpers import fuse_alone, refusal_reasons
-from .runner import ort_run, run_split
+from ..builders import GraphBuilder
 from ..error_bounds import assert_warp_outputs
+from .fusing import fuse_alone, refusal_reasons
+from .rewritten_graphs import op_counts
+from .runner import ort_run, run_split
 
 SIZES = ((8, 8), (5, 13), (21, 6), (1, 9), (32, 3))
 
 
-def _dim(g: G, shape: str, axis: int) -> str:
+def _dim(g: GraphBuilder, shape: str, axis: int) -> str:
     return g.op("Cast", g.op("Gather", shape, g.ints([axis]), axis=0), to=TensorProto.FLOAT)
 
 
-def _centred(g: G, n: str) -> str:
+def _centred(g: GraphBuilder, n: str) -> str:
     """Pixel centres about the middle, as torchvision writes them: arange(n) + 0.5 - n / 2."""
     steps = g.op("Cast", g.op("Range", g.const(np.float32(0)), g.op("Squeeze", n), g.const(np.float32(1))),
                  to=TensorProto.FLOAT)
@@ -30,7 +30,7 @@ def _centred(g: G, n: str) -> str:
 def torchvision_like(offset: float = 0.0):
     """base (pixels, the image's own size) @ theta^T / [W/2, H/2]: theta in pixel units.
     ``offset`` added to the half-size divisor makes it ``W/2 + offset``: no power of W."""
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", ["N", 3, "H", "W"])
     theta = g.input("theta", ["N", 2, 3])
     shape = g.op("Shape", x)
@@ -63,7 +63,7 @@ def monai_like(power: int = 1):
     """A constant pixel grid (a static output size, 6 x 7) scaled by 2 / W and 2 / H of the
     input; ``power`` 2 makes it 2 / W^2 and 2 / H^2 (still powers), ``power`` -1 makes it
     2 (W - 1) / W^2 and 2 (H - 1) / H^2 (a factor of d - 1, as align_corners=True conventions have)."""
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", [2, 3, "H", "W"])
     shape = g.op("Shape", x)
     ys, xs = np.meshgrid(np.arange(6, dtype=np.float32) - 2.5, np.arange(7, dtype=np.float32) - 3.0, indexing="ij")
@@ -127,7 +127,7 @@ def linspace_grid(threshold: float | None = 1.0, nan_x_at_one: bool = False, shi
     ``threshold=None``: unguarded, as TorchScript writes it (0 / 0 at n = 1). After theta:
     ``nan_x_at_one`` adds 0 / (W - 1) to the x coordinates only, ``shift_y_at_one`` moves the y
     coordinates by that much where W = 1. ``grid_output``: the grid is a graph output too."""
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", ["N", 3, "H", "W"])
     theta = g.input("theta", ["N", 2, 3])
     shape = g.op("Shape", x)

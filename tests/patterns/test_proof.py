@@ -6,11 +6,11 @@ stay untouched."""
 import numpy as np
 import pytest
 
-from . import traps_proof as T
-from .graphs import op_counts
-from .helpers import fuse_alone, refusal_reasons
-from .runner import ort_run, run_split
 from ..error_bounds import assert_warp_outputs
+from . import traps_proof as T
+from .fusing import fuse_alone, refusal_reasons
+from .rewritten_graphs import op_counts
+from .runner import ort_run, run_split
 
 
 def far_feeds(model, seed=0, batch=3, inf_at=None):

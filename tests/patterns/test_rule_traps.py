@@ -6,14 +6,14 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper
 
-from .builders import G
-from .graphs import op_counts
-from .helpers import fuse_alone, refusal_reasons
+from ..builders import GraphBuilder
+from .fusing import fuse_alone, refusal_reasons
+from .rewritten_graphs import op_counts
 
 
 def grid_then(bend, opset=20, w="W"):
     """AffineGrid(theta, Shape(x)) -> ``bend(g, grid, shape)`` -> GridSample."""
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", ["N", 3, 16, w])
     shape = g.op("Shape", x)
     grid = g.op("AffineGrid", g.input("theta", ["N", 2, 3]), shape)
@@ -29,7 +29,7 @@ def clip_attributes(g, grid, shape):  # Clip-6: bounds as attributes (the model'
 def clipped_base_grid(opset):
     """A grid built from a constant base grid, clipped by Clip-6 and sampled by onnxruntime's
     contrib GridSample (what exporters write below opset 16)."""
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", ["N", 3, 16, 12])
     theta = g.input("theta", ["N", 2, 3])
     grid = g.op("Reshape", g.op("MatMul", g.const(_base(16, 12)), g.op("Transpose", theta, perm=[0, 2, 1])),
@@ -76,7 +76,7 @@ def _base(h, w):
 def test_the_same_chains_without_a_bend_fuse():
     result = fuse_alone(grid_then(lambda g, grid, shape: grid))
     assert op_counts(result.model)["custom.ops::FusedGridSample"] == 1
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", ["N", 3, 16, 12])
     grid = g.op("Reshape", g.op("MatMul", g.const(_base(16, 12)), g.op("Transpose", g.input("theta", ["N", 2, 3]),
                                                                            perm=[0, 2, 1])), g.ints([-1, 16, 12, 2]))
@@ -100,7 +100,7 @@ def _floor_div(g, a, b):
 def floor_divided_size():
     """affine_grid(theta, [N, C, H // 2, W // 2]): the size computed with branches, fed only to
     AffineGrid's size (issue 39: refused as "a branch on sizes")."""
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", ["N", 3, "H", "W"])
     shape = g.op("Shape", x)
     dims = [g.op("Gather", shape, g.const(np.array(i, np.int64)), axis=0) for i in range(4)]
@@ -150,7 +150,7 @@ def test_a_size_clamped_by_min_is_read_from_the_size_tensor_not_taken_for_w():
 def shifted_by_a_step_of_w(step):
     """grid + 0.5 * s(W) along x, s stepping or bending between the sizes a probe tries: W // 128
     (0 at every probe, 1 at W = 130), Floor(W / 128), Sigmoid(W) - 1, int(W * 0.01)."""
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", ["N", 3, 16, "W"])
     shape = g.op("Shape", x)
     grid = g.op("AffineGrid", g.input("theta", ["N", 2, 3]), shape)
@@ -179,7 +179,7 @@ def test_a_coefficient_that_steps_between_probe_sizes_is_refused(step, op):
 def test_a_slice_with_fixed_bounds_on_a_dim_long_axis(end, fuses):
     # Slice(grid, 0, 100) along W is the whole axis at every probe below 100; at W = 120 the
     # original is 100 wide. A slice to the end of any length is the identity.
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", ["N", 3, 16, "W"])
     grid = g.op("AffineGrid", g.input("theta", ["N", 2, 3]), g.op("Shape", x))
     g.op("GridSample", x, g.op("Slice", grid, g.ints([0]), g.ints([end]), g.ints([2])), out="y")
@@ -193,7 +193,7 @@ def test_a_slice_with_fixed_bounds_on_a_dim_long_axis(end, fuses):
 def gathered(where):
     """Values picked at indices that follow the dims: theta's items at Range(N) (every item, in
     order), or the grid's channel at Min(W - 1, 1) (y past W = 1, x at W = 1)."""
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", ["N", 3, 16, "W"])
     theta = g.input("theta", ["N", 2, 3])
     shape = g.op("Shape", x)
@@ -240,7 +240,7 @@ def test_the_shape_of_a_theta_shaped_value_is_no_second_theta():
     from ..error_bounds import assert_warp_outputs
     from .runner import ort_run, run_split
 
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", ["N", 3, "H", "W"])
     expanded = g.op("Expand", g.input("M", ["B", 2, 3]), g.ints([1, 2, 3]))
     theta = g.op("Mul", expanded, expanded)  # not affine in the matrix: theta is the cut, as kornia's inverse is

@@ -11,12 +11,14 @@ import numpy as np
 import onnx
 import pytest
 
+import surgeon
+
 from samples.catalog import BY_FILE, make_inputs
 
 from ..shipped_samples import (FUSED, MANIFEST, assert_outputs_within, fused_bounds, original_outputs, output_bounds,
                                signed_transforms)
-from .graphs import all_graphs, assert_custom_shapes, custom_nodes, declared, fused_settings, op_counts
-from .helpers import MODELS, fuse_sample
+from .fusing import MODELS, fuse_sample
+from .rewritten_graphs import all_graphs, assert_custom_shapes, custom_nodes, declared, fused_settings, op_counts
 from .runner import expand_custom, ort_run, run_split
 
 UNTOUCHED = sorted(f for f, e in MANIFEST.items() if e["expected"] == "untouched")
@@ -92,6 +94,13 @@ def test_a_grid_nan_at_size_one_fuses_with_dynamic_dims_and_says_so():
         feeds = make_inputs(BY_FILE[name], MANIFEST[name]["inputs"])
         assert_outputs_within(rewritten_outputs(model, feeds), original_outputs(name, feeds),
                               fused_bounds(model, feeds), name)
+    # the rewrite says where the original is undefined; validate's default draws go around it
+    undefined = {e.value for n in result.model.graph.node for e in n.metadata_props if e.key == "surgeon.undefined_at"}
+    assert undefined == {"x[2]=1,x[3]=1"}
+    report = surgeon.validate(os.path.join(MODELS, name), result.model, quiet=True)
+    assert report.passed, report.summary()
+    assert [i["shape"] for i in report.inputs if i["name"] == "x"] == [[1, 3, 2, 2]]
+    assert sum("set to 2: at 1 the original is undefined there" in n for n in report.notes) == 2
 
 
 def test_seed_output_dims_repaired():

@@ -8,12 +8,12 @@ import pytest
 from surgeon_ops.draws import draw_theta
 from surgeon_patterns.thetas import KIND_COUNT, probe_thetas
 
-from .builders import G, native_pair
-from .graphs import op_counts
-from .helpers import fuse_alone, refusal_reasons
+from ..builders import GraphBuilder, native_pair
+from ..error_bounds import assert_warp_outputs
+from .fusing import fuse_alone, refusal_reasons
+from .rewritten_graphs import op_counts
 from .runner import ort_run, run_split
 from .traps import ELEMENTWISE_OPS, coefficient_op, shared_symbol, shifted_by, size_one_special
-from ..error_bounds import assert_warp_outputs
 
 
 def signed_inputs(x_shape, theta_shape, seed=0):
@@ -176,7 +176,7 @@ def wrapped_theta_beside_an_identity_grid():
     displacement form. The identity's matrix is built from sizes and constants: part of the
     grid's computation, so the cut is theta' itself, not the tensor before the Sub (a map fitted
     there holds -30 only to float32's rounding at 30, and is off by 1e-5 where theta' is near 0)."""
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", ["N", 3, 16, 12])
     shape = g.op("Shape", x)
     theta = g.op("Sub", g.op("Mod", g.op("Add", g.input("theta", ["N", 2, 3]), g.const(np.float32(30))),

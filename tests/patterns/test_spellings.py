@@ -6,11 +6,11 @@ import numpy as np
 import onnx
 import pytest
 
-from .builders import G, aten_pair, elementwise_homogeneous, matmul_range_grid, ms_matmul_pair, native_pair
-from .graphs import custom_nodes, fused_settings, op_counts
-from .helpers import RNG, fuse_alone, inputs, torch_grid, torch_warp
-from .runner import attrs_of, ort_run, run_split
+from ..builders import GraphBuilder, aten_pair, elementwise_homogeneous, matmul_range_grid, ms_matmul_pair, native_pair
 from ..error_bounds import assert_warp_outputs
+from .fusing import RNG, fuse_alone, inputs, torch_grid, torch_warp
+from .rewritten_graphs import custom_nodes, fused_settings, op_counts
+from .runner import attrs_of, ort_run, run_split
 
 
 def assert_untouched(model, result, reason: str):
@@ -52,7 +52,7 @@ def test_elementwise_homogeneous_3x3():
 
 def test_volume_from_transposed_homogeneous_4x4():
     # points = base @ M^T: M^T is [N, 4, 4] too, the first cut tried; the retry cuts at M.
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", ["N", 2, 6, 5, 4])
     m = g.input("M", ["N", 4, 4])
     d, h, w = 3, 4, 5
@@ -71,7 +71,7 @@ def test_volume_from_transposed_homogeneous_4x4():
 
 
 def test_half_precision_decomposition():
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", ["N", 3, 8, 6], onnx.TensorProto.FLOAT16)
     theta = g.input("theta", ["N", 2, 3], onnx.TensorProto.FLOAT16)
     ys, xs = np.meshgrid((np.arange(8) * 2 + 1) / 8 - 1, (np.arange(6) * 2 + 1) / 6 - 1, indexing="ij")
@@ -90,7 +90,7 @@ def test_half_precision_decomposition():
 def test_baked_base_grid_under_symbolic_dims():
     # dynamo Dim.AUTO with align_corners=True: H and W are symbols, but the base grid constant
     # is [16*12, 3, 1]; no constant says 16 or 12. The probe finds them among 192's divisors.
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", ["s77", 3, "s53", "s0"])
     theta = g.input("theta", ["s80", 2, 3])
     ys, xs = np.meshgrid(np.linspace(-1, 1, 16), np.linspace(-1, 1, 12), indexing="ij")
@@ -139,7 +139,7 @@ def test_native_pair(dims, size):
 def test_computed_output_size_reuses_the_size_tensor():
     # affine_grid(theta, (N, C, H // 2, W // 2)) with H, W dynamic: not copies of input dims, so
     # the model's own size tensor becomes the size input (its nodes stay).
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", ["N", 3, "H", "W"])
     theta = g.input("theta", ["N", 2, 3])
     shape = g.op("Shape", x)
@@ -206,7 +206,7 @@ def test_projective_grid_untouched():
 
 
 def test_grid_from_two_thetas_untouched():
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", ["N", 3, 16, 12])
     a, b = g.input("theta", ["N", 2, 3]), g.input("theta2", ["N", 2, 3])
     size = g.op("Shape", x)
@@ -219,7 +219,7 @@ def test_grid_from_two_thetas_untouched():
 
 def test_constant_theta_fuses():
     # AffineGrid of a fixed theta (a buffer): theta stays a constant the fused op reads.
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", [1, 3, 16, 12])
     theta = g.const(np.array([[[0.8, 0.2, 0.1], [-0.1, 0.9, 0.0]]], np.float32), "fixed_theta")
     grid = g.op("AffineGrid", theta, g.ints([1, 3, 8, 6]))
@@ -236,7 +236,7 @@ def test_constant_theta_fuses():
 def test_constant_grid_is_fitted():
     # A grid folded into an initializer: theta is fitted to it, and only an exact fit counts.
     theta = np.array([[[0.9, -0.2, 0.05], [0.1, 1.1, -0.1]]])
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", [1, 3, 16, 12])
     grid = g.const(torch_grid(theta, [7, 5], 1), "folded_grid")
     g.op("GridSample", x, grid, out="y", align_corners=1)
@@ -252,7 +252,7 @@ def test_fixed_pixel_space_matrix_is_fitted():
     # torchvision's tensor affine: a fixed matrix in pixels, rescaled into the grid. Probing the
     # constant theta fails (it is not theta in normalised units); the constant grid still fits.
     h, w = 16, 12
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", [1, 3, h, w])
     pixel_theta = g.const(np.array([[[0.95, -0.3, 1.5], [0.3, 0.95, -2.0]]], np.float32), "pixel_theta")
     ys, xs = np.meshgrid(np.arange(h) - (h - 1) / 2, np.arange(w) - (w - 1) / 2, indexing="ij")
@@ -272,7 +272,7 @@ def test_run_time_pixel_space_matrix_is_mapped():
     # The same with theta an input: the grid is affine_grid(A(theta)) for a fixed linear map A,
     # found by probing; the rewrite applies A before the op (a MatMul on theta's coefficients).
     h, w = 16, 12
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", ["N", 3, h, w])
     pixel_theta = g.input("theta", ["N", 2, 3])
     ys, xs = np.meshgrid(np.arange(h) - (h - 1) / 2, np.arange(w) - (w - 1) / 2, indexing="ij")
@@ -291,7 +291,7 @@ def test_run_time_pixel_space_matrix_is_mapped():
 
 
 def test_random_constant_grid_untouched():
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", [1, 3, 16, 12])
     g.op("GridSample", x, g.const(RNG.uniform(-1, 1, (1, 7, 5, 2)).astype(np.float32)), out="y")
     g.output("y")
@@ -301,7 +301,7 @@ def test_random_constant_grid_untouched():
 
 def test_flat_theta_rows():
     # theta as an fc layer emits it, [N, 6], read coefficient by coefficient.
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", ["N", 3, 16, 12])
     params = g.input("params", ["N", 6])
     ys, xs = np.meshgrid((np.arange(9) * 2 + 1) / 9 - 1, (np.arange(7) * 2 + 1) / 7 - 1, indexing="ij")
@@ -321,7 +321,7 @@ def test_flat_theta_rows():
 
 
 def test_bicubic_volume_refused():
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", ["N", 2, 6, 5, 4])
     theta = g.input("theta", ["N", 3, 4])
     grid = g.op("AffineGrid", theta, g.op("Shape", x))

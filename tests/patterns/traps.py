@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from onnx import TensorProto, numpy_helper
 
-from .builders import G
+from ..builders import GraphBuilder
 
 ELEMENTWISE_OPS = ("Abs", "Relu", "Round", "Sign", "Floor", "Clip", "Neg")
 
@@ -15,7 +15,7 @@ def coefficient_op(op: str | None, index: int, out=(10, 8), ac: int = 0, opset: 
     """theta read coefficient by coefficient (Reshape to [N, 6], one Slice each), ``op`` applied to
     coefficient ``index`` (None: no op, the linear twin), constant coordinate planes. Clip keeps
     [-1, 1]: the identity for every translation an image shows, not beyond."""
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", ["N", 3, 16, 12])
     flat = g.op("Reshape", g.input("theta", ["N", 2, 3]), g.ints([-1, 6]))
     coef = [g.op("Unsqueeze", g.op("Slice", flat, g.ints([k]), g.ints([k + 1]), g.ints([1])), g.ints([2]))
@@ -43,7 +43,7 @@ def size_one_special(value: float = 0.5, with_theta: bool = True):
     """A run-time linspace over H (align_corners=1) that puts a single row at ``value``: neither
     torch's 0, ONNX's -1 nor onnxruntime's +1, so there is no theta the op could read. Without
     a theta, the grid is the base scaled and shifted by constants, expanded to the batch."""
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", ["N", 3, "H", 12])
     theta = g.input("theta", ["N", 2, 3]) if with_theta else None
     h = g.op("Gather", g.op("Shape", x), g.ints([2]), axis=0)
@@ -74,7 +74,7 @@ def size_one_special(value: float = 0.5, with_theta: bool = True):
 
 def shared_symbol(opset: int = 20):
     """The image's W declared with the same symbol as its batch: x [N, 3, H, N]."""
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", ["N", 3, "H", "N"])
     theta = g.input("theta", ["N", 2, 3])
     g.op("GridSample", x, g.op("AffineGrid", theta, g.op("Shape", x)), out="y")
@@ -86,7 +86,7 @@ def shifted_by(what: str, symbolic_w: bool = True):
     """AffineGrid(theta, Shape(x)) plus a shift of x coordinates by 1/W ("width"), by 1/(W + 1)
     ("width+1"), by 1/W + 1/W^2 ("width+square") or by 0.1 per batch item ("item"): an affine grid
     of a theta that depends on a dim as a power of it, otherwise, or on the item's index."""
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", ["N", 3, 16, "W" if symbolic_w else 12])
     shape = g.op("Shape", x)
     grid = g.op("AffineGrid", g.input("theta", ["N", 2, 3]), shape)

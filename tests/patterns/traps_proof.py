@@ -7,14 +7,14 @@ from __future__ import annotations
 import numpy as np
 from onnx import TensorProto, helper
 
-from .builders import FLOAT, INT64, G
+from ..builders import FLOAT, INT64, GraphBuilder
 
 
-def _pair(g: G, theta: str, x: str, size: str | None = None, ac: int = 0) -> str:
+def _pair(g: GraphBuilder, theta: str, x: str, size: str | None = None, ac: int = 0) -> str:
     return g.op("AffineGrid", theta, size or g.op("Shape", x), align_corners=ac)
 
 
-def _finish(g: G, x: str, grid: str, opset: int = 20, padding: str = "zeros", mode: str = "linear", ac: int = 0):
+def _finish(g: GraphBuilder, x: str, grid: str, opset: int = 20, padding: str = "zeros", mode: str = "linear", ac: int = 0):
     g.op("GridSample", x, grid, out="y", align_corners=ac, padding_mode=padding, mode=mode)
     g.output("y")
     return g.model(opset)
@@ -24,7 +24,7 @@ def grid_op(op: str, trap: bool = True, padding: str = "zeros"):
     """An op on the grid that is the identity near the probes: Clip at +-20, a wrap with Mod past
     +-30, a quadratic term of 1e-9, rounding to steps of 2^-16. (A clamp at 20 changes the output
     only where padding reads past the image: reflection.)"""
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", ["N", 3, "H", "W"])
     grid = _pair(g, g.input("theta", ["N", 2, 3]), x)
     if trap and op == "Clip":
@@ -43,7 +43,7 @@ def grid_op(op: str, trap: bool = True, padding: str = "zeros"):
 def theta_op(op: str, trap: bool = True):
     """An op on theta before the grid: a clamp of the x translation at +-12, a determinant guard
     (a degenerate theta gives the identity), int32 fixed point (overflows past 2147)."""
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", ["N", 3, "H", "W"])
     theta = g.input("theta", ["N", 2, 3])
     if trap and op == "ClipShift":
@@ -67,7 +67,7 @@ def theta_op(op: str, trap: bool = True):
 
 def homogeneous_divide(trap: bool = True):
     """A [N, 3, 3] matrix divided by its last element only where that is large (> 100)."""
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", ["N", 3, "H", "W"])
     m = g.input("M", ["N", 3, 3])
     rows = g.op("Slice", m, g.ints([0]), g.ints([2]), g.ints([1]))
@@ -82,7 +82,7 @@ def homogeneous_divide(trap: bool = True):
 def second_matrix_clamped(trap: bool = True):
     """theta = Clip(A) @ B for two run-time [N, 3, 3] matrices, the product's first rows the grid's
     theta: the trace walks through the product to a cut; the clamp is on that path."""
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", ["N", 3, "H", "W"])
     a, b = g.input("A", ["N", 3, 3]), g.input("B", [1, 3, 3])
     if trap:
@@ -95,7 +95,7 @@ def second_matrix_clamped(trap: bool = True):
 def size_branch(where: str, trap: bool = True):
     """The output size follows W only up to 64 (``min(W, 64)``), or items past 100 share item
     0's theta (a batch threshold)."""
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", ["N", 3, "H", "W"])
     theta = g.input("theta", ["N", 2, 3])
     shape = g.op("Shape", x)
@@ -116,7 +116,7 @@ def size_branch(where: str, trap: bool = True):
 
 def int_gate(kind: str, trap: bool = True):
     """An int64 input ``k`` [1] gating the grid: ``grid * (k > 0)`` or ``grid * min(float(k), 1)``."""
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", ["N", 3, "H", "W"])
     grid = _pair(g, g.input("theta", ["N", 2, 3]), x)
     k = g.input("k", [1], INT64)
@@ -132,7 +132,7 @@ def int_gate(kind: str, trap: bool = True):
 def int_index(trap: bool = True):
     """The grid cropped from a column given by an int input ``k`` (a Slice start at run time:
     ``k = 2`` shifts every column; the twin starts at a constant 0)."""
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", ["N", 3, "H", "W"])
     grid = _pair(g, g.input("theta", ["N", 2, 3]), x)
     start = g.input("k", [1], INT64) if trap else g.ints([0])
@@ -143,7 +143,7 @@ def precision(kind: str, trap: bool = True):
     """``double``: a float64 theta whose grid is cast to float32 before the sampler (the rewrite
     would narrow theta); ``half-reflection``: a float16 round trip of the grid sampled with
     reflection (far coordinates fold back in at half's coarse steps)."""
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", ["N", 3, 16, 12])
     if kind == "double":
         theta = g.input("theta", ["N", 2, 3], TensorProto.DOUBLE if trap else FLOAT)
@@ -160,7 +160,7 @@ def unread_elements(kind: str):
     """Elements the original never reads: ``row``: a homogeneous [N, 3, 3] in pixel units whose
     last row is never read (the map the rewrite writes would multiply it); ``shift``: a grid that
     ignores theta's translation."""
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", ["N", 3, 16, 12])
     if kind == "row":
         m = g.input("M", ["N", 3, 3])
@@ -176,7 +176,7 @@ def unread_elements(kind: str):
 def overridable(which: str, trap: bool = True):
     """dynamo's decomposition with its base grid (``base``) or its theta (``theta``) as an
     initializer that is also a graph input (``keep_initializers_as_inputs=True``)."""
-    g = G()
+    g = GraphBuilder()
     h, w = 8, 6
     x = g.input("x", [1 if which == "theta" else "N", 3, 16, 12])
     ys, xs = np.meshgrid((np.arange(h) * 2 + 1) / h - 1, (np.arange(w) * 2 + 1) / w - 1, indexing="ij")
@@ -199,7 +199,7 @@ def overridable(which: str, trap: bool = True):
 
 def value_info_lie(trap: bool = True):
     """The grid declared [N, 16, 12, 2] by a value_info while it follows x's dynamic H and W."""
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", ["N", 3, "H", "W"])
     grid = _pair(g, g.input("theta", ["N", 2, 3]), x)
     model = _finish(g, x, grid)
@@ -210,7 +210,7 @@ def value_info_lie(trap: bool = True):
 
 def baked_batch_size():
     """The native pair with a constant size [1, 3, 8, 12]: traced at batch 1, declared dynamic."""
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", ["N", 3, 16, 12])
     grid = g.op("AffineGrid", g.input("theta", ["N", 2, 3]), g.ints([1, 3, 8, 12]))
     return _finish(g, x, grid)
@@ -218,7 +218,7 @@ def baked_batch_size():
 
 def projective_input():
     """Negative control: a [N, 3, 3] homography fed at run time, points divided by w."""
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", ["N", 3, 16, 12])
     m = g.input("M", ["N", 3, 3])
     h, w = 8, 6
@@ -233,7 +233,7 @@ def projective_input():
 
 def conv_offset():
     """Negative control: a grid offset by a convolution of the image (a dense flow)."""
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", ["N", 3, 16, 12])
     grid = _pair(g, g.input("theta", ["N", 2, 3]), x)
     flow = g.op("Conv", x, g.const(np.full((2, 3, 3, 3), 0.01, np.float32)), pads=[1, 1, 1, 1])

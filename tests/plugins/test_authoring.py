@@ -15,7 +15,8 @@ from onnx import AttributeProto, TensorProto, helper
 import surgeon
 from surgeon import Const, Pattern
 
-from .helpers import ROOT, make_model
+from ..builders import onnx_model
+from .running import ROOT
 
 
 def _docs_block(first_line: str) -> str:
@@ -26,7 +27,7 @@ def _docs_block(first_line: str) -> str:
 
 def _add_relu_model():
     nodes = [helper.make_node("Add", ["a", "b"], ["s"]), helper.make_node("Relu", ["s"], ["y"])]
-    model = make_model(nodes, [("a", ["N", 8]), ("b", ["N", 8])], [("y", None)])
+    model = onnx_model(nodes, [("a", ["N", 8]), ("b", ["N", 8])], [("y", None)], opset=18)
     model.graph.value_info.append(helper.make_tensor_value_info("s", TensorProto.FLOAT, ["N", 8]))
     return model
 
@@ -70,7 +71,7 @@ class Typed(Pattern):
 def test_replacement_attribute_types_inputs_and_outputs():
     k = helper.make_tensor("k", TensorProto.FLOAT, [], [4.0])
     nodes = [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Mul", ["r", "k"], ["y"])]
-    model = make_model(nodes, [("x", [2, 6])], [("y", [2, 6])], [k])
+    model = onnx_model(nodes, [("x", [2, 6])], [("y", [2, 6])], [k], opset=18)
     result = surgeon.fuse(model, plugins=[Typed])
     split, merge = result.model.graph.node
     assert len(split.output) == 2 and list(merge.output) == ["y"]
@@ -95,8 +96,8 @@ def test_a_replacement_returning_an_input_writes_an_identity():
         def replacement(op, x):
             return op.Relu(x) if False else x
 
-    model = make_model([helper.make_node("Relu", ["x"], ["a"]), helper.make_node("Relu", ["a"], ["y"])],
-                       [("x", [3])], [("y", [3])])
+    model = onnx_model([helper.make_node("Relu", ["x"], ["a"]), helper.make_node("Relu", ["a"], ["y"])],
+                       [("x", [3])], [("y", [3])], opset=18)
     result = surgeon.fuse(model, plugins=[DropRelu])
     assert [(n.op_type, list(n.input), list(n.output)) for n in result.model.graph.node] == [("Identity", ["x"], ["y"])]
     x = np.array([-1.0, 0.0, 2.0], np.float32)
@@ -114,7 +115,7 @@ def test_an_attribute_without_a_type_is_a_near_miss_naming_it():
         def replacement(op, x):
             return op.Thing(x, weird={"a": 1}, _domain="t.ops")
 
-    model = make_model([helper.make_node("Relu", ["x"], ["y"])], [("x", [3])], [("y", [3])])
+    model = onnx_model([helper.make_node("Relu", ["x"], ["y"])], [("x", [3])], [("y", [3])], opset=18)
     result = surgeon.fuse(model, plugins=[Untyped])
     assert not result.report.rewrites
     assert "attribute 'weird': dict has no ONNX attribute type" in result.report.refusals[0].reason
@@ -144,7 +145,7 @@ def test_a_template_that_is_not_a_staticmethod():
 
 
 def test_a_template_that_does_not_trace():
-    class Broken(Pattern):
+    class BadOptionTemplate(Pattern):
         @staticmethod
         def template(op, x):
             return op.Relu(x, _colour="red")
@@ -152,7 +153,7 @@ def test_a_template_that_does_not_trace():
         def rewrite(self, ctx, match):
             pass
 
-    assert "op.Relu: unknown option(s) ['_colour']" in _load_error(Broken)
+    assert "op.Relu: unknown option(s) ['_colour']" in _load_error(BadOptionTemplate)
 
 
 def test_a_replacement_naming_what_the_template_does_not_bind():
@@ -204,7 +205,7 @@ def test_a_malformed_plugin_named_on_the_command_line_is_one_line(tmp_path):
     model = tmp_path / "m.onnx"
     import onnx
 
-    onnx.save(make_model([helper.make_node("Relu", ["x"], ["y"])], [("x", [3])], [("y", [3])]), model)
+    onnx.save(onnx_model([helper.make_node("Relu", ["x"], ["y"])], [("x", [3])], [("y", [3])], opset=18), model)
     env = {"PYTHONPATH": f"{tmp_path}:{ROOT}"}
     import os
 

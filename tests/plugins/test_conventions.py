@@ -11,11 +11,11 @@ from onnx import AttributeProto, TensorProto, helper
 import surgeon
 from surgeon import NEAR_MISS, NOT_MINE, CustomOp, Match, Pattern, Refusal, not_mine, refuse
 
-from .helpers import make_model
+from ..builders import onnx_model
 
 
 def _relu_model():
-    return make_model([helper.make_node("Relu", ["x"], ["y"])], [("x", [2, 3])], [("y", [2, 3])])
+    return onnx_model([helper.make_node("Relu", ["x"], ["y"])], [("x", [2, 3])], [("y", [2, 3])], opset=18)
 
 
 class _Writes(Pattern):

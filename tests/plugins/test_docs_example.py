@@ -10,7 +10,8 @@ from onnx import helper, numpy_helper
 
 import surgeon
 
-from .helpers import import_doc_example, make_model, run_with_kernels
+from ..builders import onnx_model
+from .running import import_doc_example, run_with_kernels
 
 
 @pytest.fixture
@@ -24,7 +25,7 @@ def _model(beta, order=("x", "s")):
     b = numpy_helper.from_array(np.asarray(beta, np.float32), "beta")
     nodes = [helper.make_node("Mul", ["beta", "x"], ["bx"]), helper.make_node("Sigmoid", ["bx"], ["s"]),
              helper.make_node("Mul", list(order), ["y"])]
-    return make_model(nodes, [("x", [2, 8])], [("y", [2, 8])], [b])
+    return onnx_model(nodes, [("x", [2, 8])], [("y", [2, 8])], [b], opset=18)
 
 
 @pytest.mark.parametrize("order", [("x", "s"), ("s", "x")])

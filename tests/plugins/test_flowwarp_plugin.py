@@ -16,8 +16,8 @@ import surgeon
 from surgeon import PluginSet
 from surgeon.cli import cli
 
-from .helpers import (PLUGIN_MODELS, SAMPLE_MODELS, attributes, custom_nodes, feeds_for, plugin_manifest,
-                      run_original, run_with_kernels)
+from .running import (PLUGIN_MODELS, SAMPLE_MODELS, attributes, custom_nodes, feeds_for, plugin_manifest, run_original,
+                      run_with_kernels)
 
 TORCH_EXPORTS = ["flow_warp_ts_opset17.onnx", "flow_warp_dynamo_opset18.onnx"]
 SHAPES = {"x": [2, 3, 16, 12], "flow": [2, 2, 16, 12]}
@@ -202,7 +202,7 @@ def _lookalike(grid_nodes, ac=0):
     """x, flow -> grid_nodes (ending in value 'grid') -> GridSample; base is the identity grid."""
     from onnx import helper, numpy_helper
 
-    from .helpers import make_model
+    from ..builders import onnx_model
 
     h, w = 6, 5
     xs = (2 * np.arange(w) + 1) / w - 1 if not ac else np.linspace(-1, 1, w)
@@ -211,7 +211,7 @@ def _lookalike(grid_nodes, ac=0):
     inits = [numpy_helper.from_array(base, "base"), numpy_helper.from_array(np.array(-0.5, np.float32), "lo"),
              numpy_helper.from_array(np.array([1, 0], np.int64), "swap")]
     nodes = grid_nodes + [helper.make_node("GridSample", ["x", "grid"], ["y"], align_corners=ac)]
-    return make_model(nodes, [("x", [1, 3, 7, 8]), ("flow", [1, 2, h, w])], [("y", None)], inits, opset=17)
+    return onnx_model(nodes, [("x", [1, 3, 7, 8]), ("flow", [1, 2, h, w])], [("y", None)], inits, opset=17)
 
 
 def test_the_plain_spelling_built_by_hand_matches(plugin_site):

@@ -13,7 +13,8 @@ from onnx import helper
 import surgeon
 from surgeon.cli import cli
 
-from .helpers import SAMPLE_MODELS, make_model
+from ..builders import onnx_model
+from .running import SAMPLE_MODELS
 
 FLOW_MODEL = SAMPLE_MODELS / "flow_warp_ts_opset17.onnx"
 
@@ -50,8 +51,8 @@ def local_module(tmp_path, monkeypatch):
                 ctx.set_shape(match.outputs[0], TensorProto.FLOAT, ctx.shape(match.values["x"]))
     '''))
     monkeypatch.syspath_prepend(str(tmp_path))
-    model = make_model([helper.make_node("Neg", ["x"], ["n"]), helper.make_node("Neg", ["n"], ["y"])],
-                       [("x", [2])], [("y", [2])])
+    model = onnx_model([helper.make_node("Neg", ["x"], ["n"]), helper.make_node("Neg", ["n"], ["y"])],
+                       [("x", [2])], [("y", [2])], opset=18)
     onnx.save(model, tmp_path / "negneg.onnx")
     return tmp_path
 

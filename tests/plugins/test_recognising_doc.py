@@ -12,7 +12,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 import surgeon
 
-from .helpers import import_doc_example
+from .running import import_doc_example
 
 
 @pytest.fixture

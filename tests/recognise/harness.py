@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 import onnxruntime as ort
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper, numpy_helper
 
 from surgeon.graph.node import Node
 from surgeon.recognise import dims, prove, variable
+
+from ..builders import INT64, onnx_model, value_info
 
 
 class RuleRegion:
@@ -23,13 +25,10 @@ class RuleRegion:
 
     # -- running it ------------------------------------------------------------------------
     def _model(self, outputs):
-        inputs = [helper.make_tensor_value_info("v", TensorProto.FLOAT, self.v_shape)]
-        if self.d is not None:
-            inputs.append(helper.make_tensor_value_info("d", TensorProto.INT64, self.d.shape))
-        graph = helper.make_graph(self.nodes, "region", inputs, [helper.make_empty_tensor_value_info(o) for o in outputs],
-                                  [numpy_helper.from_array(a, k) for k, a in self.consts.items()])
-        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", self.opset),
-                                                       helper.make_opsetid("com.microsoft", 1)], ir_version=8)
+        inputs = [value_info("v", self.v_shape)] + ([value_info("d", self.d.shape, INT64)] if self.d is not None else [])
+        return onnx_model(self.nodes, inputs, [helper.make_empty_tensor_value_info(o) for o in outputs],
+                          [numpy_helper.from_array(a, k) for k, a in self.consts.items()], opset=self.opset,
+                          domains={"com.microsoft": 1}, ir_version=8, name="region")
 
     def run(self, v, outputs=None):
         outputs = outputs or [self.output]

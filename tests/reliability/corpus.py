@@ -17,15 +17,20 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from .models import (base_model, external_model, externalise, fsname, initializer, renamed, set_external,
-                     write)
+from ..builders import (initializer_named, set_external_data, weighted_warp_file, weighted_warp_model,
+                         with_value_renamed, write_model)
 
 COMMANDS = ("fuse", "inspect", "run", "validate-original", "validate-rewritten", "unfuse", "lint")
 _LIKE = {"unfuse": "fuse", "lint": "inspect"}  # whose expectation a command shares
 
 
+def fsname(raw: bytes) -> str:
+    """A file name from raw bytes, as Python hands undecodable bytes from argv to a program."""
+    return os.fsdecode(raw)
+
+
 @dataclass
-class Case:
+class CorpusCase:
     name: str
     build: Callable[[Path, Path], Path]
     expect: int | dict | None = 1
@@ -37,37 +42,37 @@ class Case:
         return None if command == "lint" and code == 0 else code  # lint exits 1 for hazards it finds
 
 
-CASES: list[Case] = []
+CASES: list[CorpusCase] = []
 
 
 def case(name: str, expect=1, message: str | None = None):
     def register(build):
-        CASES.append(Case(name, build, expect, message))
+        CASES.append(CorpusCase(name, build, expect, message))
         return build
     return register
 
 
 def _model(src: Path, mutate=None, name: str = "m.onnx") -> Path:
-    model = base_model()
+    model = weighted_warp_model()
     if mutate is not None:
         changed = mutate(model)
         model = changed if isinstance(changed, onnx.ModelProto) else model
-    return write(model, src / name)
+    return write_model(model, src / name)
 
 
 # Not a model at all ----------------------------------------------------------------------------
 
 case("missing file", message="no such file")(lambda src, out: src / "nope.onnx")
-case("empty file", message="file is empty")(lambda src, out: write(b"", src / "m.onnx"))
-case("text file", message="not a valid ONNX model")(lambda src, out: write(b"hello, world\n" * 20, src / "m.onnx"))
-case("random bytes")(lambda src, out: write(np.random.default_rng(7).bytes(4096), src / "m.onnx"))
+case("empty file", message="file is empty")(lambda src, out: write_model(b"", src / "m.onnx"))
+case("text file", message="not a valid ONNX model")(lambda src, out: write_model(b"hello, world\n" * 20, src / "m.onnx"))
+case("random bytes")(lambda src, out: write_model(np.random.default_rng(7).bytes(4096), src / "m.onnx"))
 case("truncated", message="not a valid ONNX model")(
-    lambda src, out: write(base_model().SerializeToString()[:300], src / "m.onnx"))
+    lambda src, out: write_model(weighted_warp_model().SerializeToString()[:300], src / "m.onnx"))
 case("a folder", message="is a folder")(lambda src, out: (src / "m.onnx").mkdir() or src / "m.onnx")
 case("another message", message="ONNX model")(
-    lambda src, out: write(numpy_helper.from_array(np.ones(3, np.float32), "t").SerializeToString(), src / "m.onnx"))
+    lambda src, out: write_model(numpy_helper.from_array(np.ones(3, np.float32), "t").SerializeToString(), src / "m.onnx"))
 case("no graph", message="not an ONNX model")(
-    lambda src, out: write(onnx.ModelProto(ir_version=10, producer_name="x"), src / "m.onnx"))
+    lambda src, out: write_model(onnx.ModelProto(ir_version=10, producer_name="x"), src / "m.onnx"))
 
 
 @case("a FIFO", message="not a regular file")
@@ -77,19 +82,19 @@ def _fifo(src, out):
 
 
 # Names that would split or colour the one error line
-case("newline in file name", message="\\n")(lambda src, out: write(b"junk" * 9, src / "bad\nname.onnx"))
-case("escape in file name", message="\\x1b")(lambda src, out: write(b"junk" * 9, src / "\x1b[31mred.onnx"))
-case("undecodable file name", message="\\udcff")(lambda src, out: write(b"junk" * 9, src / fsname(b"m\xff.onnx")))
+case("newline in file name", message="\\n")(lambda src, out: write_model(b"junk" * 9, src / "bad\nname.onnx"))
+case("escape in file name", message="\\x1b")(lambda src, out: write_model(b"junk" * 9, src / "\x1b[31mred.onnx"))
+case("undecodable file name", message="\\udcff")(lambda src, out: write_model(b"junk" * 9, src / fsname(b"m\xff.onnx")))
 case("control characters in value names", expect=0)(
-    lambda src, out: _model(src, lambda m: renamed(m, "xw", "x\nw\x1b[0m")))
+    lambda src, out: _model(src, lambda m: with_value_renamed(m, "xw", "x\nw\x1b[0m")))
 case("control characters in a dangling name", message="topologically sorted")(
     lambda src, out: _model(src, lambda m: m.graph.node[2].input.__setitem__(0, "gone\nvalue\x07")))
 
 
 def _bad_utf8(text: str):
     def build(src, out):
-        data = _model(src, lambda m: renamed(m, text, "QQQQQQ")).read_bytes()
-        return write(data.replace(b"QQQQQQ", b"Q\xff\xfeQQQ"), src / "m.onnx")
+        data = _model(src, lambda m: with_value_renamed(m, text, "QQQQQQ")).read_bytes()
+        return write_model(data.replace(b"QQQQQQ", b"Q\xff\xfeQQQ"), src / "m.onnx")
     return build
 
 
@@ -100,7 +105,7 @@ case("non-UTF-8 graph input name", message="not valid UTF-8")(_bad_utf8("theta")
 @case("non-UTF-8 op type", message="not valid UTF-8")
 def _bad_op(src, out):
     data = _model(src, lambda m: setattr(m.graph.node[0], "op_type", "QQQ")).read_bytes()
-    return write(data.replace(b"QQQ", b"\xc3\x28Q"), src / "m.onnx")
+    return write_model(data.replace(b"QQQ", b"\xc3\x28Q"), src / "m.onnx")
 
 
 # Model-level ---------------------------------------------------------------------------------
@@ -122,7 +127,7 @@ def _old_opset(src, out):
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     model.ir_version = 7
-    return write(model, src / "m.onnx")
+    return write_model(model, src / "m.onnx")
 
 
 def _cycle(m):
@@ -156,7 +161,7 @@ case("theta of the wrong shape", expect=None)(lambda src, out: _model(
     src, lambda m: m.graph.input[1].type.tensor_type.shape.dim[1].__setattr__("dim_value", 3)))
 case("declared type contradicts", expect=None)(lambda src, out: _model(
     src, lambda m: m.graph.value_info.append(helper.make_tensor_value_info("xw", TensorProto.INT64, [1, 1, 8, 8]))))
-case("NaN and Inf weights", expect=None)(lambda src, out: _model(src, lambda m: initializer(m, "w").CopyFrom(
+case("NaN and Inf weights", expect=None)(lambda src, out: _model(src, lambda m: initializer_named(m, "w").CopyFrom(
     numpy_helper.from_array(np.array([np.nan, np.inf, -np.inf, 1] * 16, np.float32).reshape(1, 1, 8, 8), "w"))))
 
 
@@ -173,16 +178,16 @@ case("huge input dims", expect={"run": 1, "validate-original": 1, "validate-rewr
     lambda src, out: _model(src, lambda m: [d.__setattr__("dim_value", 1 << 40) for d in
                                             m.graph.input[0].type.tensor_type.shape.dim[2:]]))
 case("huge grid size", expect={"run": 1, "validate-original": 1, "validate-rewritten": 1, "*": None})(
-    lambda src, out: _model(src, lambda m: initializer(m, "size").CopyFrom(
+    lambda src, out: _model(src, lambda m: initializer_named(m, "size").CopyFrom(
         numpy_helper.from_array(np.array([1, 1, 1 << 20, 1 << 20], np.int64), "size"))))
 case("weight dims without data", expect={"inspect": None, "*": 1})(lambda src, out: _model(
-    src, lambda m: initializer(m, "w").CopyFrom(TensorProto(name="w", data_type=1, dims=[1, 1, 1 << 20, 1 << 20]))))
+    src, lambda m: initializer_named(m, "w").CopyFrom(TensorProto(name="w", data_type=1, dims=[1, 1, 1 << 20, 1 << 20]))))
 case("weight data too short", expect={"inspect": None, "*": 1})(lambda src, out: _model(
-    src, lambda m: setattr(initializer(m, "w"), "raw_data", b"\0" * 12)))
+    src, lambda m: setattr(initializer_named(m, "w"), "raw_data", b"\0" * 12)))
 case("negative dims", message="negative dims")(
-    lambda src, out: _model(src, lambda m: initializer(m, "w").dims.__setitem__(2, -8)))
+    lambda src, out: _model(src, lambda m: initializer_named(m, "w").dims.__setitem__(2, -8)))
 case("unknown data type", message="unknown element type")(
-    lambda src, out: _model(src, lambda m: setattr(initializer(m, "w"), "data_type", 999)))
+    lambda src, out: _model(src, lambda m: setattr(initializer_named(m, "w"), "data_type", 999)))
 
 
 @case("deeply nested If", expect=None)
@@ -197,7 +202,7 @@ def _nested(src, out):
     graph = helper.make_graph(body.node, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2]),
                                                helper.make_tensor_value_info("c", TensorProto.BOOL, [])],
                               [helper.make_tensor_value_info("r29", TensorProto.FLOAT, [2])])
-    return write(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), src / "m.onnx")
+    return write_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), src / "m.onnx")
 
 
 @case("function that calls itself", expect=None)
@@ -209,39 +214,39 @@ def _recursive(src, out):
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
     model = helper.make_model(graph, functions=[fn],
                               opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("my.fn", 1)])
-    return write(model, src / "m.onnx")
+    return write_model(model, src / "m.onnx")
 
 
 # External data -------------------------------------------------------------------------------
 
-case("external: valid", expect=0)(lambda src, out: external_model(src))
-case("external: file missing", message="not found")(lambda src, out: external_model(src, location="gone.bin"))
+case("external: valid", expect=0)(lambda src, out: weighted_warp_file(src))
+case("external: file missing", message="not found")(lambda src, out: weighted_warp_file(src, location="gone.bin"))
 
 
 @case("external: ../ location", message="leaves the model's folder")
 def _up(src, out):
     (src.parent / "x.bin").write_bytes(bytes(256))
-    return external_model(src, location="../x.bin")
+    return weighted_warp_file(src, location="../x.bin")
 
 
 @case("external: absolute location", message="leaves the model's folder")
 def _absolute(src, out):
     (out / "abs.bin").write_bytes(bytes(256))
-    return external_model(src, location=str(out / "abs.bin"))
+    return weighted_warp_file(src, location=str(out / "abs.bin"))
 
 
-case("external: empty location", message="names no location")(lambda src, out: external_model(src, location=""))
-case("external: no entries at all", message="names no location")(lambda src, out: external_model(src, location=None))
+case("external: empty location", message="names no location")(lambda src, out: weighted_warp_file(src, location=""))
+case("external: no entries at all", message="names no location")(lambda src, out: weighted_warp_file(src, location=None))
 
 
 def _relocated(target: Callable[[Path, Path], Path], location: str, **entries):
     """The model's data at ``location``, made by ``target(src, outside)`` (a link, a folder...)."""
     def build(src, out):
-        path = external_model(src, data_file="real.data", **entries)
+        path = weighted_warp_file(src, data_file="real.data", **entries)
         target(src, out)
         model = onnx.load(path, load_external_data=False)
-        set_external(initializer(model, "w"), location=location)
-        return write(model, path)
+        set_external_data(initializer_named(model, "w"), location=location)
+        return write_model(model, path)
     return build
 
 
@@ -261,19 +266,19 @@ case("external: location is a folder", message="not a regular file")(
     _relocated(lambda src, out: (src / "dir.data").mkdir(), "dir.data"))
 case("external: location is a FIFO", message="not a regular file")(
     _relocated(lambda src, out: os.mkfifo(src / "fifo.data"), "fifo.data"))
-case("external: non-numeric offset", message="not a whole number")(lambda src, out: external_model(src, offset="abc"))
-case("external: negative offset", message="not a whole number")(lambda src, out: external_model(src, offset="-4"))
-case("external: offset with spaces", message="not a whole number")(lambda src, out: external_model(src, offset=" 0"))
-case("external: huge offset", message="too short")(lambda src, out: external_model(src, offset="9" * 19))
-case("external: non-numeric length", message="not a whole number")(lambda src, out: external_model(src, length="1e3"))
+case("external: non-numeric offset", message="not a whole number")(lambda src, out: weighted_warp_file(src, offset="abc"))
+case("external: negative offset", message="not a whole number")(lambda src, out: weighted_warp_file(src, offset="-4"))
+case("external: offset with spaces", message="not a whole number")(lambda src, out: weighted_warp_file(src, offset=" 0"))
+case("external: huge offset", message="too short")(lambda src, out: weighted_warp_file(src, offset="9" * 19))
+case("external: non-numeric length", message="not a whole number")(lambda src, out: weighted_warp_file(src, length="1e3"))
 case("external: length shorter than the tensor", message="is not the 256 bytes")(
-    lambda src, out: external_model(src, length="100"))
-case("external: offset past the end", message="too short")(lambda src, out: external_model(src, offset="4096"))
+    lambda src, out: weighted_warp_file(src, length="100"))
+case("external: offset past the end", message="too short")(lambda src, out: weighted_warp_file(src, offset="4096"))
 
 
 def _truncated_data(length: bool):
     def build(src, out):
-        path = external_model(src, length="256" if length else None)
+        path = weighted_warp_file(src, length="256" if length else None)
         (src / "m.onnx.data").write_bytes((src / "m.onnx.data").read_bytes()[:100])
         return path
     return build
@@ -282,18 +287,18 @@ def _truncated_data(length: bool):
 case("external: short file, no length", message="too short")(_truncated_data(False))
 case("external: short file, with length", message="too short")(_truncated_data(True))
 case("external: non-UTF-8 location", message="not valid UTF-8")(
-    lambda src, out: write(external_model(src, location="QQQQQQ").read_bytes().replace(b"QQQQQQ", b"\xff\xfe" * 3),
+    lambda src, out: write_model(weighted_warp_file(src, location="QQQQQQ").read_bytes().replace(b"QQQQQQ", b"\xff\xfe" * 3),
                            src / "m.onnx"))
 
 
 @case("external: string tensor", message="fixed-size element type")
 def _string_tensor(src, out):
-    path = external_model(src)
+    path = weighted_warp_file(src)
     model = onnx.load(path, load_external_data=False)
-    initializer(model, "size").CopyFrom(onnx.TensorProto(name="size", data_type=TensorProto.STRING, dims=[4],
+    initializer_named(model, "size").CopyFrom(onnx.TensorProto(name="size", data_type=TensorProto.STRING, dims=[4],
                                                         data_location=TensorProto.EXTERNAL))
-    set_external(initializer(model, "size"), location="m.onnx.data", offset="0", length="16")
-    return write(model, path)
+    set_external_data(initializer_named(model, "size"), location="m.onnx.data", offset="0", length="16")
+    return write_model(model, path)
 
 
 @case("external: in an If body, leaving the folder", message="leaves the model's folder")
@@ -301,13 +306,13 @@ def _body_escape(src, out):
     inner = numpy_helper.from_array(np.ones(4, np.float32), "k")
     inner.ClearField("raw_data")
     inner.data_location = TensorProto.EXTERNAL
-    set_external(inner, location="../../etc/passwd", offset="0", length="16")
+    set_external_data(inner, location="../../etc/passwd", offset="0", length="16")
     branch = helper.make_graph([helper.make_node("Identity", ["k"], ["r"])], "b", [],
                                [helper.make_tensor_value_info("r", TensorProto.FLOAT, [4])], [inner])
     graph = helper.make_graph([helper.make_node("If", ["c"], ["y"], then_branch=branch, else_branch=branch)], "g",
                               [helper.make_tensor_value_info("c", TensorProto.BOOL, [])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])])
-    return write(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), src / "m.onnx")
+    return write_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), src / "m.onnx")
 
 
 @case("external: a Constant node's tensor", message="holds a constant in external data")
@@ -316,7 +321,7 @@ def _constant_external(src, out):
         value = numpy_helper.from_array(np.ones((1, 2, 3), np.float32), "c")
         value.ClearField("raw_data")
         value.data_location = TensorProto.EXTERNAL
-        set_external(value, location="m.onnx", offset="0", length="24")
+        set_external_data(value, location="m.onnx", offset="0", length="24")
         m.graph.node.insert(0, helper.make_node("Constant", [], ["theta"], value=value))
         del m.graph.input[1]
     return _model(src, mutate)
@@ -324,20 +329,20 @@ def _constant_external(src, out):
 
 @case("external: two tensors, one name", message="two initializers named")
 def _same_name(src, out):
-    path = external_model(src)
+    path = weighted_warp_file(src)
     model = onnx.load(path, load_external_data=False)
     inner = onnx.TensorProto()
-    inner.CopyFrom(initializer(model, "w"))
+    inner.CopyFrom(initializer_named(model, "w"))
     branch = helper.make_graph([helper.make_node("Identity", ["w"], ["r"])], "b", [],
                                [helper.make_tensor_value_info("r", TensorProto.FLOAT, [1, 1, 8, 8])], [inner])
     model.graph.node.append(helper.make_node("If", ["c"], ["extra"], then_branch=branch, else_branch=branch))
     model.graph.input.append(helper.make_tensor_value_info("c", TensorProto.BOOL, []))
     model.graph.output.append(helper.make_tensor_value_info("extra", TensorProto.FLOAT, [1, 1, 8, 8]))
-    return write(model, path)
+    return write_model(model, path)
 
 
-def by_name() -> dict[str, Case]:
+def by_name() -> dict[str, CorpusCase]:
     return {c.name: c for c in CASES}
 
 
-__all__ = ["CASES", "COMMANDS", "Case", "by_name", "externalise"]
+__all__ = ["CASES", "COMMANDS", "CorpusCase", "by_name"]

@@ -8,9 +8,9 @@ import tempfile
 
 import pytest
 
+from ..builders import weighted_warp_model, write_model
 from .corpus import CASES, COMMANDS
 from .harness import check, invoke, listing, snapshot
-from .models import base_model, write
 
 
 def command_line(command: str, model, good, out) -> list:
@@ -41,7 +41,7 @@ def folders(tmp_path, monkeypatch):
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_corpus_case(case, folders, capfd):
     model = case.build(folders["src"], folders["outside"])
-    good = write(base_model(), folders["good"] / "good.onnx")
+    good = write_model(weighted_warp_model(), folders["good"] / "good.onnx")
     before = snapshot(folders["src"], folders["outside"], folders["good"])
     for command in COMMANDS:
         outcome = invoke(command_line(command, model, good, folders["out"]), capfd)

@@ -10,19 +10,19 @@ import numpy as np
 import pytest
 from onnx import helper
 
+from ..builders import WEIGHTED_WARP_HW, weighted_warp_model, write_model
 from .harness import check, invoke
-from .models import H, W, base_model, write
 
 
 def _bogus_mode(folder):
-    model = base_model()
+    model = weighted_warp_model()
     model.graph.node[2].attribute.append(helper.make_attribute("mode", "bogus"))  # onnxruntime refuses it
-    return write(model, folder / "bogus.onnx")
+    return write_model(model, folder / "bogus.onnx")
 
 
 def test_onnxruntime_failure_is_one_line_in_a_real_process(tmp_path):
     model = _bogus_mode(tmp_path)
-    np.savez(tmp_path / "feeds.npz", x=np.zeros((1, 1, H, W), np.float32), theta=np.zeros((1, 2, 3), np.float32))
+    np.savez(tmp_path / "feeds.npz", x=np.zeros((1, 1, *WEIGHTED_WARP_HW), np.float32), theta=np.zeros((1, 2, 3), np.float32))
     done = subprocess.run([sys.executable, "-m", "surgeon", "run", str(model), "--inputs", str(tmp_path / "feeds.npz")],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 1, done.stderr
@@ -48,6 +48,6 @@ def test_reader_leaving_the_pipe_is_quiet(tmp_path):
 
 
 def test_error_line_escapes_control_characters(tmp_path, capfd):
-    path = write(b"junk", tmp_path / "a\r\nb\x1b[2Jc.onnx")
+    path = write_model(b"junk", tmp_path / "a\r\nb\x1b[2Jc.onnx")
     outcome = invoke(["inspect", path], capfd)
     check(outcome, 1, "a\\r\\nb\\x1b[2J")

@@ -17,7 +17,7 @@ from surgeon.graph.extract import MAX_VALUE, RegionEvaluator
 from surgeon.graph.fold import MAX_READ, ConstantFolder
 from surgeon.io.load import skeleton_model
 
-from .models import write
+from ..builders import write_model
 
 
 def never_read(tensor):
@@ -108,10 +108,10 @@ def test_inspect_peak_does_not_follow_the_weights(tmp_path):
         for key, value in (("location", "m.onnx.data"), ("offset", str(k * n * 4)), ("length", str(n * 4))):
             tensor.external_data.add(key=key, value=value)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
-    write(model, tmp_path / "m.onnx")
+    write_model(model, tmp_path / "m.onnx")
     with open(tmp_path / "m.onnx.data", "wb") as f:
         f.truncate(2 * n * 4)
-    write(skeleton_model(model), tmp_path / "bare.onnx")
+    write_model(skeleton_model(model), tmp_path / "bare.onnx")
     heavy = _peak(["inspect", tmp_path / "m.onnx"], tmp_path)
     bare = _peak(["inspect", tmp_path / "bare.onnx"], tmp_path)
     assert heavy <= 1.5 * bare, (heavy / 2**20, bare / 2**20)

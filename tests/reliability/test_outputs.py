@@ -9,15 +9,15 @@ import subprocess
 
 import pytest
 
+from ..builders import weighted_warp_file, weighted_warp_model, write_model
 from .harness import check, invoke, listing, snapshot
-from .models import base_model, external_model, write
 
 
 @pytest.fixture
 def src(tmp_path):
     folder = tmp_path / "src"
     folder.mkdir()
-    external_model(folder)  # m.onnx + m.onnx.data
+    weighted_warp_file(folder)  # m.onnx + m.onnx.data
     return folder
 
 
@@ -42,7 +42,7 @@ def test_output_links_to_the_input(src, capfd, tmp_path):
 
 def test_output_data_file_would_be_the_input(tmp_path, capfd):
     """The campaign's case: `fuse m.onnx.data m.onnx --external-data` writes m.onnx.data."""
-    write(base_model(), tmp_path / "m.onnx.data")
+    write_model(weighted_warp_model(), tmp_path / "m.onnx.data")
     refused(["fuse", tmp_path / "m.onnx.data", tmp_path / "m.onnx", "--external-data"], capfd,
             "output is the input file", tmp_path)
 
@@ -124,7 +124,7 @@ def test_nothing_but_the_outputs_after_success(src, capfd, tmp_path):
 
 
 def test_other_commands_reports_never_replace_an_input(src, capfd, tmp_path):
-    good = write(base_model(), tmp_path / "good.onnx")
+    good = write_model(weighted_warp_model(), tmp_path / "good.onnx")
     refused(["inspect", src / "m.onnx", "--report", src / "m.onnx"], capfd, "output is the input file", src)
     refused(["validate", good, src / "m.onnx", "--report", src / "m.onnx.data"], capfd, "external data", src,
             tmp_path)

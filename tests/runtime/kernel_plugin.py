@@ -2,7 +2,8 @@
 
 from surgeon import CustomOp, Pattern
 
-from .toys import TEST_DOMAIN, scale_kernel, torch_affine_grid, torch_fused_grid_sample
+from ..builders import SCALE_DOMAIN
+from .reference_kernels import scale_kernel, torch_affine_grid, torch_fused_grid_sample
 
 
 def triple(inputs, attrs, device="cpu"):
@@ -15,6 +16,6 @@ class TorchKernels(Pattern):
     ops = [
         CustomOp("custom.ops", "FusedGridSample", kernel=torch_fused_grid_sample),
         CustomOp("custom.ops", "AffineGrid", kernel=torch_affine_grid),
-        CustomOp(TEST_DOMAIN, "Scale", kernel=scale_kernel),
-        CustomOp(TEST_DOMAIN, "PluginOnly", kernel=triple),
+        CustomOp(SCALE_DOMAIN, "Scale", kernel=scale_kernel),
+        CustomOp(SCALE_DOMAIN, "PluginOnly", kernel=triple),
     ]

@@ -12,7 +12,7 @@ from onnx import helper
 from surgeon.cli import cli
 from surgeon.runtime.outfiles import sanitise
 
-from .toys import TAMPERINGS, scale_model, scale_node, stn_pair, vi, warp_feeds, warp_pair
+from ..builders import TAMPERED_WARPS, scale_node, scale_ops_model, stn_pair, value_info, warp_feeds, warp_pair
 
 PLUGIN = "tests.runtime.kernel_plugin:TorchKernels"
 
@@ -23,7 +23,7 @@ def models(tmp_path):
     paths = {"orig": tmp_path / "orig.onnx", "rew": tmp_path / "rew.onnx", "bad": tmp_path / "bad.onnx"}
     onnx.save(orig, paths["orig"])
     onnx.save(rew, paths["rew"])
-    onnx.save(TAMPERINGS["padding_mode"](), paths["bad"])
+    onnx.save(TAMPERED_WARPS["padding_mode"](), paths["bad"])
     f = warp_feeds()
     np.save(tmp_path / "x.npy", f["x"])
     np.save(tmp_path / "theta.npy", f["theta"])
@@ -63,7 +63,7 @@ def test_run_makes_random_inputs_and_says_so(models):
 
 
 def test_output_names_are_sanitised(tmp_path):
-    m = scale_model([scale_node("x", "out:0/../y", "s")], [vi("x", [2])], [vi("out:0/../y", [2])])
+    m = scale_ops_model([scale_node("x", "out:0/../y", "s")], [value_info("x", [2])], [value_info("out:0/../y", [2])])
     onnx.save(m, tmp_path / "m.onnx")
     r = invoke("run", tmp_path / "m.onnx", "--output-dir", tmp_path / "o", "--plugin", PLUGIN)
     assert r.exit_code == 0, r.output
@@ -113,16 +113,16 @@ def test_run_on_cuda_without_a_gpu_is_a_one_line_error(models):
 
 
 def test_missing_kernel_and_plugin_kernels(tmp_path):
-    m = scale_model([helper.make_node("Foo", ["x"], ["y"], name="n3", domain="test.ops")],
-                    [vi("x", [2])], [vi("y", [2])])
+    m = scale_ops_model([helper.make_node("Foo", ["x"], ["y"], name="n3", domain="test.ops")],
+                    [value_info("x", [2])], [value_info("y", [2])])
     onnx.save(m, tmp_path / "m.onnx")
     one_error_line(invoke("run", tmp_path / "m.onnx"), "no reference kernel for test.ops::Foo (node 'n3')")
     one_error_line(invoke("run", tmp_path / "m.onnx", "--plugin", "no_such_module:X"), "--plugin no_such_module:X")
 
 
 def test_plugin_kernels_are_used(tmp_path):
-    m = scale_model([helper.make_node("PluginOnly", ["x"], ["y"], name="p", domain="test.ops")],
-                    [vi("x", [2])], [vi("y", [2])])
+    m = scale_ops_model([helper.make_node("PluginOnly", ["x"], ["y"], name="p", domain="test.ops")],
+                    [value_info("x", [2])], [value_info("y", [2])])
     onnx.save(m, tmp_path / "m.onnx")
     np.save(tmp_path / "x.npy", np.array([1.0, -2.0], np.float32))
     r = invoke("run", tmp_path / "m.onnx", "--input", f"x={tmp_path / 'x.npy'}", "--plugin", PLUGIN,

@@ -7,8 +7,8 @@ from surgeon import CustomOp
 from surgeon.validate.draws import input_drawers
 from surgeon.validate.check import validate
 
+from ..builders import fused_grid_sample_node, value_info, warp_model, warp_pair
 from .conftest import PLUGINS
-from .toys import fused_node, model, vi, warp_pair
 
 
 def identity_draw(shape, dtype, rng):
@@ -34,12 +34,12 @@ def test_an_input_reaching_the_op_through_shape_ops_is_drawn_its_own_way():
 
 
 def test_only_inputs_that_reach_the_op_unchanged_but_for_shape_are_drawn():
-    flat = model([helper.make_node("Reshape", ["t", "shape"], ["theta"]),
-                  fused_node("x", "theta", "y", "f", (4, 4))],
-                 [vi("x", [1, 1, 4, 4]), vi("t", [1, 6])], [vi("y", [1, 1, 4, 4])],
+    flat = warp_model([helper.make_node("Reshape", ["t", "shape"], ["theta"]),
+                  fused_grid_sample_node("x", "theta", "y", "f", (4, 4))],
+                 [value_info("x", [1, 1, 4, 4]), value_info("t", [1, 6])], [value_info("y", [1, 1, 4, 4])],
                  [helper.make_tensor("shape", 7, [3], [-1, 2, 3])])
     assert list(input_drawers(flat, with_draw())) == ["t"]
-    computed = model([helper.make_node("Neg", ["t"], ["theta"]), fused_node("x", "theta", "y", "f", (4, 4))],
-                     [vi("x", [1, 1, 4, 4]), vi("t", [1, 2, 3])], [vi("y", [1, 1, 4, 4])])
+    computed = warp_model([helper.make_node("Neg", ["t"], ["theta"]), fused_grid_sample_node("x", "theta", "y", "f", (4, 4))],
+                     [value_info("x", [1, 1, 4, 4]), value_info("t", [1, 2, 3])], [value_info("y", [1, 1, 4, 4])])
     assert input_drawers(computed, with_draw()) == {}  # Neg computes: its input is not theta
     assert input_drawers(flat, PLUGINS) == {}  # no plugin asked

@@ -10,7 +10,7 @@ from surgeon import CustomOp, PluginSet
 from surgeon.cli import cli
 from surgeon.runtime import get_runner
 
-from .toys import TAMPERINGS, stn_pair, warp_feeds, warp_pair
+from ..builders import TAMPERED_WARPS, stn_pair, warp_feeds, warp_pair
 
 INSTALLED = PluginSet.installed()
 
@@ -39,7 +39,7 @@ def test_validate_holds_a_rewrite_to_the_original_in_openvino():
 @pytest.mark.parametrize("name", ["padding_mode", "theta_rows_swapped"])
 def test_validate_in_openvino_catches_a_wrong_rewrite(name):
     orig, _ = warp_pair()
-    report = surgeon.validate(orig, TAMPERINGS[name](), warp_feeds(), plugins=INSTALLED, engine="openvino")
+    report = surgeon.validate(orig, TAMPERED_WARPS[name](), warp_feeds(), plugins=INSTALLED, engine="openvino")
     assert not report.passed and report.rewrites[0].nodes == ["affine-grid/FusedGridSample"]
 
 

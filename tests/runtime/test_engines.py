@@ -11,8 +11,8 @@ from surgeon import CustomOp, PluginSet
 from surgeon.cli import cli
 from surgeon.runtime import get_runner
 
+from ..builders import stn_pair, warp_pair
 from .conftest import PLUGINS
-from .toys import stn_pair, warp_pair
 
 
 def test_auto_runs_the_custom_ops_in_onnxruntime_with_the_plugins_library():

@@ -9,7 +9,7 @@ import surgeon
 from surgeon.cli import cli
 from surgeon.rewrite.plugins import PluginSet
 
-from .toys import stn_pair, warp_pair
+from ..builders import stn_pair, warp_pair
 
 import pytest
 

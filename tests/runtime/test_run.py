@@ -11,9 +11,9 @@ from surgeon.errors import SurgeonError
 from surgeon.io.load import load_model
 from surgeon.runtime import random_inputs
 
-from .conftest import PLUGINS
-from .toys import if_model, scale_model, scale_node, stn_pair, vi, warp_pair
+from ..builders import if_warp_model, scale_node, scale_ops_model, stn_pair, value_info, warp_pair
 from ..error_bounds import assert_warp_outputs
+from .conftest import PLUGINS
 
 
 def feeds(n=1, c=3, h=32, w=32, seed=0):
@@ -53,7 +53,7 @@ def test_unknown_output_name_is_an_error():
 
 
 def test_random_inputs_are_seeded_and_fill_dynamic_dims():
-    m = scale_model([scale_node("x", "y", "s")], [vi("x", ["N", 3, "H", 5]), vi("z", ["N", 2])], [vi("y", None)])
+    m = scale_ops_model([scale_node("x", "y", "s")], [value_info("x", ["N", 3, "H", 5]), value_info("z", ["N", 2])], [value_info("y", None)])
     f1, notes = random_inputs(m, {"x": [4, 3, 7, 5]})
     f2, _ = random_inputs(m, {"x": [4, 3, 7, 5]})
     np.testing.assert_array_equal(f1["x"], f2["x"])
@@ -66,7 +66,7 @@ def test_random_inputs_are_seeded_and_fill_dynamic_dims():
 
 
 def test_inputs_over_the_memory_limit_are_refused_before_allocating():
-    m = scale_model([scale_node("x", "y", "s")], [vi("x", ["N", 3, "H", "W"])], [vi("y", None)])
+    m = scale_ops_model([scale_node("x", "y", "s")], [value_info("x", ["N", 3, "H", "W"])], [value_info("y", None)])
     with pytest.raises(SurgeonError, match=r"12\.0 GiB, more than the 4\.0 GiB limit.*--max-memory"):
         surgeon.run(m, input_shapes={"x": [64, 3, 4096, 4096]}, plugins=PLUGINS)
     with pytest.raises(SurgeonError, match="limit"):
@@ -103,25 +103,25 @@ def test_external_data_model_runs_from_its_path(tmp_path):
 def test_if_with_custom_branches_runs_in_python(cond):
     f = feeds(h=16, w=16)
     f["cond"] = np.array(cond)
-    want = surgeon.run(if_model(False), f, plugins=PLUGINS)["y"]
-    got = surgeon.run(if_model(True), f, plugins=PLUGINS)["y"]
+    want = surgeon.run(if_warp_model(False), f, plugins=PLUGINS)["y"]
+    got = surgeon.run(if_warp_model(True), f, plugins=PLUGINS)["y"]
     assert_warp_outputs(got, want, f)
 
 
 def test_custom_node_in_a_loop_body_is_refused():
     body = helper.make_graph(
         [helper.make_node("Identity", ["cond_in"], ["cond_out"]), scale_node("v_in", "v_out", "inner")], "body",
-        [vi("i", [], onnx.TensorProto.INT64), vi("cond_in", [], onnx.TensorProto.BOOL), vi("v_in", None)],
-        [vi("cond_out", [], onnx.TensorProto.BOOL), vi("v_out", None)])
+        [value_info("i", [], onnx.TensorProto.INT64), value_info("cond_in", [], onnx.TensorProto.BOOL), value_info("v_in", None)],
+        [value_info("cond_out", [], onnx.TensorProto.BOOL), value_info("v_out", None)])
     loop = helper.make_node("Loop", ["n", "", "x"], ["y"], name="loop", body=body)
-    m = scale_model([loop], [vi("n", [], onnx.TensorProto.INT64), vi("x", [2])], [vi("y", None)])
+    m = scale_ops_model([loop], [value_info("n", [], onnx.TensorProto.INT64), value_info("x", [2])], [value_info("y", None)])
     with pytest.raises(SurgeonError, match=r"'loop' \(Loop\).*custom node test.ops::Scale.*not supported"):
         surgeon.run(m, {"n": np.array(2), "x": np.ones(2, np.float32)}, plugins=PLUGINS)
 
 
 def test_missing_kernel_names_op_domain_and_node():
-    m = scale_model([helper.make_node("Foo", ["x"], ["y"], name="n3", domain="custom.ops")],
-                    [vi("x", [2])], [vi("y", None)])
+    m = scale_ops_model([helper.make_node("Foo", ["x"], ["y"], name="n3", domain="custom.ops")],
+                    [value_info("x", [2])], [value_info("y", None)])
     with pytest.raises(SurgeonError, match=r"no reference kernel for custom.ops::Foo \(node 'n3'\): install or "
                                            r"--plugin the plugin whose pattern writes it"):
         surgeon.run(m, plugins=PLUGINS)
@@ -134,7 +134,7 @@ def test_a_failing_kernel_is_named():
     def broken(inputs, attrs, device="cpu"):
         raise ValueError("bad\nsecond line")
 
-    m = scale_model([scale_node("x", "y", "s7")], [vi("x", [2])], [vi("y", None)])
+    m = scale_ops_model([scale_node("x", "y", "s7")], [value_info("x", [2])], [value_info("y", None)])
     with pytest.raises(SurgeonError, match=r"^reference kernel for test.ops::Scale \(node 's7'\) failed: "
                                            r"ValueError: bad$"):
         surgeon.run(m, plugins=PLUGINS.with_ops(CustomOp("test.ops", "Scale", kernel=broken)))
@@ -148,7 +148,7 @@ def test_kernels_receive_decoded_attributes_and_the_device():
         return [inputs[0]]
 
     node = helper.make_node("Spy", ["x", ""], ["y"], domain="test.ops", mode="bilinear", sizes=[2, 3], f=0.5)
-    m = scale_model([node], [vi("x", [2])], [vi("y", None)])
+    m = scale_ops_model([node], [value_info("x", [2])], [value_info("y", None)])
     surgeon.run(m, plugins=PLUGINS.with_ops(CustomOp("test.ops", "Spy", kernel=spy)))
     assert seen == {"attrs": {"mode": "bilinear", "sizes": [2, 3], "f": 0.5}, "device": "cpu", "n": 2}
 

@@ -7,8 +7,8 @@ import surgeon
 from surgeon.runtime import clear_cache, get_runner, sessions_created
 from surgeon.validate.check import validate
 
+from ..builders import relu_scale_chain_model, relu_scale_fanout_model, stn_pair
 from .conftest import PLUGINS
-from .toys import chain_model, parallel_model, stn_pair
 
 
 def x23():
@@ -17,7 +17,7 @@ def x23():
 
 @pytest.mark.parametrize("k", [1, 3, 5])
 def test_a_chain_of_k_custom_nodes_builds_k_plus_1_sessions_once(k):
-    runner = get_runner(chain_model(k), plugins=PLUGINS)
+    runner = get_runner(relu_scale_chain_model(k), plugins=PLUGINS)
     y = runner.run(x23())["y"]
     factor = np.prod([i + 2.0 for i in range(k)])
     np.testing.assert_allclose(y, np.maximum(x23()["x"], 0) * factor)
@@ -26,12 +26,12 @@ def test_a_chain_of_k_custom_nodes_builds_k_plus_1_sessions_once(k):
     before = sessions_created()
     for _ in range(3):
         runner.run(x23())
-        surgeon.run(chain_model(k), x23(), plugins=PLUGINS)  # same model, new proto: the cached runner is found
+        surgeon.run(relu_scale_chain_model(k), x23(), plugins=PLUGINS)  # same model, new proto: the cached runner is found
     assert sessions_created() == before
 
 
 def test_independent_custom_nodes_share_their_stages():
-    runner = get_runner(parallel_model(4), plugins=PLUGINS)
+    runner = get_runner(relu_scale_fanout_model(4), plugins=PLUGINS)
     y = runner.run(x23())["y"]
     np.testing.assert_allclose(y, -np.maximum(x23()["x"], 0) * (2 + 3 + 4 + 5))
     assert len(runner.plan().ort_stages) == 2 and runner.sessions_created == 2
@@ -47,7 +47,7 @@ def test_a_model_without_custom_nodes_is_one_session():
 
 
 def test_only_what_the_outputs_need_is_planned():
-    runner = get_runner(chain_model(3), plugins=PLUGINS)
+    runner = get_runner(relu_scale_chain_model(3), plugins=PLUGINS)
     plan = runner.plan(["r1"])  # before the second Scale
     assert len(plan.steps) == 3  # stage (relu0), scale0, stage (relu1)
     np.testing.assert_allclose(runner.run(x23(), ["r1"])["r1"], np.maximum(x23()["x"], 0) * 2)
@@ -70,7 +70,7 @@ def test_validating_twice_builds_no_new_session():
 
 
 def test_intermediate_values_are_freed_after_their_last_use():
-    runner = get_runner(chain_model(3), plugins=PLUGINS)
+    runner = get_runner(relu_scale_chain_model(3), plugins=PLUGINS)
     plan = runner.plan()
     dropped = [name for names in plan.drops for name in names]
     assert "y" not in dropped and {"r0", "s0", "s1"} <= set(dropped)

@@ -12,8 +12,9 @@ from surgeon import CustomOp
 from surgeon.validate.compare import compare
 from surgeon.validate.check import validate
 
+from ..builders import (TAMPERED_WARPS, WARP_THETA, fused_grid_sample_node, if_warp_model, stn_pair, swap_theta_rows,
+                          value_info, warp_feeds, warp_model, warp_pair)
 from .conftest import PLUGINS
-from .toys import THETA, TAMPERINGS, fused_node, if_model, model, stn_pair, swap_rows, vi, warp_feeds, warp_pair
 
 def test_a_correct_rewrite_passes():
     orig, rew = warp_pair()
@@ -25,10 +26,10 @@ def test_a_correct_rewrite_passes():
     assert [o.name for o in report.outputs] == ["y"]
 
 
-@pytest.mark.parametrize("name", sorted(TAMPERINGS))
+@pytest.mark.parametrize("name", sorted(TAMPERED_WARPS))
 def test_every_tampering_fails_and_names_the_rewrite(name):
     orig, _ = warp_pair()
-    report = validate(orig, TAMPERINGS[name](), warp_feeds(), plugins=PLUGINS)
+    report = validate(orig, TAMPERED_WARPS[name](), warp_feeds(), plugins=PLUGINS)
     assert not report.passed
     (check,) = report.rewrites
     assert not check.passed
@@ -45,7 +46,7 @@ def test_every_tampering_fails_and_names_the_rewrite(name):
 def test_tampering_is_caught_with_random_inputs_too():
     orig, _ = warp_pair()
     for name in ("align_corners", "padding_mode", "theta_rows_swapped"):
-        assert not validate(orig, TAMPERINGS[name](), plugins=PLUGINS).passed, name
+        assert not validate(orig, TAMPERED_WARPS[name](), plugins=PLUGINS).passed, name
 
 
 def test_stn_correct_passes_and_tampered_fails_on_random_inputs():
@@ -73,23 +74,23 @@ def _homogeneous_pair(swap=False):
                 for k, v in (("starts", [0]), ("ends", [2]), ("axes", [1]))]
 
     size = numpy_helper.from_array(np.array([1, 3, 32, 32], np.int64), "size")
-    inputs = [vi("x", [1, 3, 32, 32]), vi("m", [1, 3, 3])]
-    orig = model([helper.make_node("Slice", ["m", "o_starts", "o_ends", "o_axes"], ["theta"], name="slice"),
+    inputs = [value_info("x", [1, 3, 32, 32]), value_info("m", [1, 3, 3])]
+    orig = warp_model([helper.make_node("Slice", ["m", "o_starts", "o_ends", "o_axes"], ["theta"], name="slice"),
                   helper.make_node("AffineGrid", ["theta", "size"], ["grid"], name="ag"),
                   helper.make_node("GridSample", ["x", "grid"], ["y"], name="gs", mode="linear")],
-                 inputs, [vi("y", None)], consts("o") + [size], custom=False)
+                 inputs, [value_info("y", None)], consts("o") + [size], custom=False)
     nodes = [helper.make_node("Slice", ["m", "r_starts", "r_ends", "r_axes"], ["theta_r"], name="rslice")]
     extra = []
     if swap:
         nodes.append(helper.make_node("Gather", ["theta_r", "perm"], ["theta_s"], name="swap", axis=1))
         extra.append(numpy_helper.from_array(np.array([1, 0], np.int64), "perm"))
-    nodes.append(fused_node("x", "theta_s" if swap else "theta_r", "y", "fgs", (32, 32), pattern="homogeneous"))
-    return orig, model(nodes, inputs, [vi("y", None)], consts("r") + extra)
+    nodes.append(fused_grid_sample_node("x", "theta_s" if swap else "theta_r", "y", "fgs", (32, 32), pattern="homogeneous"))
+    return orig, warp_model(nodes, inputs, [value_info("y", None)], consts("r") + extra)
 
 
 def test_nodes_a_rewrite_adds_are_part_of_its_region():
     orig, rew = _homogeneous_pair()
-    m = np.concatenate([THETA, [[[0, 0, 1]]]], axis=1).astype(np.float32)
+    m = np.concatenate([WARP_THETA, [[[0, 0, 1]]]], axis=1).astype(np.float32)
     feeds = {"x": warp_feeds()["x"], "m": m}
     report = validate(orig, rew, feeds, plugins=PLUGINS)
     assert report.passed, report.summary()
@@ -101,16 +102,16 @@ def test_nodes_a_rewrite_adds_are_part_of_its_region():
 
 def test_a_custom_affine_grid_is_checked_on_its_grid():
     size = numpy_helper.from_array(np.array([1, 3, 32, 32], np.int64), "size")
-    inputs = [vi("x", [1, 3, 32, 32]), vi("theta", [1, 2, 3])]
+    inputs = [value_info("x", [1, 3, 32, 32]), value_info("theta", [1, 2, 3])]
     gs = helper.make_node("GridSample", ["x", "grid"], ["y"], name="gs", mode="linear")
-    orig = model([helper.make_node("AffineGrid", ["theta", "size"], ["grid"], name="ag"), gs],
-                 inputs, [vi("y", None)], [size], custom=False)
+    orig = warp_model([helper.make_node("AffineGrid", ["theta", "size"], ["grid"], name="ag"), gs],
+                 inputs, [value_info("y", None)], [size], custom=False)
 
     def rewritten(ac):
         node = helper.make_node("AffineGrid", ["theta"], ["grid"], name="ag_custom", domain="custom.ops",
                                 align_corners=ac, output_size=[32, 32])
         node.metadata_props.add(key="surgeon.pattern", value="affine-grid")
-        return model([node, gs], inputs, [vi("y", None)])
+        return warp_model([node, gs], inputs, [value_info("y", None)])
 
     good = validate(orig, rewritten(0), warp_feeds(), plugins=PLUGINS)
     assert good.passed and [c.name for c in good.rewrites[0].outputs] == ["grid"]
@@ -127,7 +128,7 @@ def test_models_in_memory_are_not_reread_or_modified():
 
 def test_report_summary_and_json():
     orig, _ = warp_pair()
-    report = validate(orig, TAMPERINGS["align_corners"](), warp_feeds(), plugins=PLUGINS)
+    report = validate(orig, TAMPERED_WARPS["align_corners"](), warp_feeds(), plugins=PLUGINS)
     text = report.summary()
     assert text.startswith("validation FAILED") and len(text.splitlines()) < 25
     assert "FAIL rewrite 'affine-grid/FusedGridSample'" in text
@@ -176,15 +177,15 @@ def test_compare_nan_inf_shape_and_dtype():
 
 def test_a_custom_node_inside_if_is_checked_with_its_if():
     feeds = {"cond": np.array(True), **warp_feeds(16, 16)}
-    report = validate(if_model(False), if_model(True), feeds, plugins=PLUGINS)
+    report = validate(if_warp_model(False), if_warp_model(True), feeds, plugins=PLUGINS)
     assert report.passed, report.summary()
     assert report.rewrites[0].nodes == ["warp"] and any("inside If" in n for n in report.notes)
-    tampered = if_model(True)
+    tampered = if_warp_model(True)
     then_branch = next(a.g for a in tampered.graph.node[0].attribute if a.name == "then_branch")
     for a in then_branch.node[0].attribute:
         if a.name == "align_corners":
             a.i = 1
-    report = validate(if_model(False), tampered, feeds, plugins=PLUGINS)
+    report = validate(if_warp_model(False), tampered, feeds, plugins=PLUGINS)
     assert not report.passed and "rewrite 'warp'" in report.failures()[0]
 
 
@@ -234,7 +235,7 @@ def _with_dead_branch(m, custom):
     m.graph.node.extend([helper.make_node("Shape", ["x"], ["x_shape"], name="dead_shape"),
                          helper.make_node("Div", ["x_shape", "zeros"], ["dead_size"], name="dead_div")])
     if custom:
-        m.graph.node.append(fused_node("x", "theta", "dead_y", "dead/FusedGridSample", None, size="dead_size"))
+        m.graph.node.append(fused_grid_sample_node("x", "theta", "dead_y", "dead/FusedGridSample", None, size="dead_size"))
     else:
         m.graph.node.append(helper.make_node("AffineGrid", ["theta", "dead_size"], ["dead_grid"], name="dead_ag"))
     return m
@@ -273,7 +274,7 @@ def test_nearest_rounding_ties_pass_and_say_what_happened():
 def test_a_wrong_nearest_rewrite_still_fails_at_ties_and_on_random_draws():
     orig, _ = _nearest_pair()
     feeds = {"x": np.random.default_rng(0).random((1, 2, 24, 24), dtype=np.float32), "theta": TIE_THETA}
-    for wrong in (_nearest_pair(padding_mode="border")[1], swap_rows(_nearest_pair()[1])):
+    for wrong in (_nearest_pair(padding_mode="border")[1], swap_theta_rows(_nearest_pair()[1])):
         report = validate(orig, wrong, feeds, plugins=PLUGINS)
         assert not report.passed and not report.rewrites[0].passed
     # (at this theta align_corners changes no coordinate: x.5 either way; random draws show it)

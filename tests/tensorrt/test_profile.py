@@ -15,7 +15,7 @@ import surgeon
 from surgeon.lint import lint
 from surgeon_ops.tensorrt import profile
 
-from .profiles import grid_read_twice_model
+from ..builders import custom_affine_grid_read_twice_model
 from .stand_in import TensorDesc
 
 MODELS = Path(__file__).resolve().parents[2] / "samples" / "models"
@@ -91,7 +91,7 @@ def test_cli_writes_nothing_with_a_hazard_and_fuses_with_input_shapes(tmp_path):
 
 
 def test_the_grid_form_writes_the_profiles_grid_op():
-    original = grid_read_twice_model()
+    original = custom_affine_grid_read_twice_model()
     result = surgeon.fuse(original, target="tensorrt", validate=True)
     ops = [(n.domain, n.op_type) for n in result.model.graph.node]
     assert ("custom.ops", profile.op_type("AffineGrid")) in ops and ("custom.ops", "AffineGrid") not in ops

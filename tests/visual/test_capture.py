@@ -13,11 +13,12 @@ import surgeon
 from surgeon.graph import Node
 from surgeon.rewrite import capture
 
-from .helpers import SAMPLE, TOY_PATTERNS, toy_model
+from ..builders import relu_neg_abs_mul_sigmoid_model
+from .toy_patterns import SAMPLE, TOY_PATTERNS
 
 
 def test_rewrite_regions_before_and_after():
-    report = surgeon.fuse(toy_model(), plugins=TOY_PATTERNS).report
+    report = surgeon.fuse(relu_neg_abs_mul_sigmoid_model(), plugins=TOY_PATTERNS).report
     (rewrite,) = report.rewrites
     before, after = rewrite.region["before"], rewrite.region["after"]
     assert [n[0] for n in before["nodes"]] == rewrite.replaced == ["Relu", "Neg"]
@@ -25,13 +26,13 @@ def test_rewrite_regions_before_and_after():
     assert rewrite.region["outputs"] == ["n"]
     names = {v[0]: v[1] for v in before["values"]}
     assert set(names) == {"x", "r", "n"} and names["x"] == names["n"] == "f32[1024,1024]"
-    assert rewrite.plugin == "tests.visual.helpers:NegRelu"  # patterns passed as a list: module:Name
+    assert rewrite.plugin == "tests.visual.toy_patterns:NegRelu"  # patterns passed as a list: module:Name
     assert report.passes == 2 and report.seconds > 0
     assert report.bytes_before == report.bytes_after == 4 * 1024 * 1024
 
 
 def test_near_miss_regions_say_what_was_looked_at():
-    report = surgeon.inspect(toy_model(), plugins=TOY_PATTERNS)
+    report = surgeon.inspect(relu_neg_abs_mul_sigmoid_model(), plugins=TOY_PATTERNS)
     misses = {m.pattern: m for m in report.refusals}
     checked = misses["refuses-in-check"]
     assert checked.region_kind == "matched" and [n[0] for n in checked.region["nodes"]] == ["Neg", "Abs"]
@@ -44,7 +45,7 @@ def test_near_miss_regions_say_what_was_looked_at():
 
 
 def test_to_json_keeps_its_keys_and_leaves_the_regions_out():
-    report = surgeon.fuse(toy_model(), plugins=TOY_PATTERNS).report
+    report = surgeon.fuse(relu_neg_abs_mul_sigmoid_model(), plugins=TOY_PATTERNS).report
     data = json.loads(report.to_json())
     assert {"pattern", "anchor", "graph", "replaced", "written", "warnings"} <= set(data["rewrites"][0])
     assert {"pattern", "node", "graph", "reason"} <= set(data["refusals"][0])

@@ -10,7 +10,8 @@ from click.testing import CliRunner
 
 from surgeon.cli import cli
 
-from .helpers import SAMPLE, tampered
+from ..builders import with_align_corners_flipped
+from .toy_patterns import SAMPLE
 
 
 def invoke(*args):
@@ -43,7 +44,7 @@ def test_a_failed_validation_still_writes_the_page(tmp_path):
 def test_validate_writes_the_page_pass_or_fail(tmp_path):
     fused = tmp_path / "f.onnx"
     assert invoke("fuse", SAMPLE, fused).exit_code == 0
-    onnx.save(tampered(onnx.load(fused)), tmp_path / "bad.onnx")
+    onnx.save(with_align_corners_flipped(onnx.load(fused)), tmp_path / "bad.onnx")
     r = invoke("validate", SAMPLE, tmp_path / "bad.onnx", "--engine", "reference", "--html", tmp_path / "v.html")
     assert r.exit_code == 1
     text = (tmp_path / "v.html").read_text()

@@ -8,7 +8,7 @@ import numpy as np
 import surgeon
 from surgeon.validate.pictures import pictures
 
-from .helpers import ROOT
+from .toy_patterns import ROOT
 
 
 def test_a_2d_grid_gives_its_x_and_y_maps():

@@ -11,9 +11,10 @@ import pytest
 
 import surgeon
 
+from ..builders import relu_neg_abs_mul_sigmoid_model, with_align_corners_flipped
 from .browser import dom, screenshot
-from .helpers import ROOT, SAMPLE, TOY_PATTERNS, tampered, toy_model
 from .page import Elements
+from .toy_patterns import ROOT, SAMPLE, TOY_PATTERNS
 
 
 def _page(tmp_path, name: str, text: str):
@@ -69,7 +70,7 @@ def test_a_fused_and_validated_model(fused, tmp_path):
 
 
 def test_a_wrong_rewrite_shows_in_the_table_and_the_pictures(fused, tmp_path):
-    validation = surgeon.validate(str(SAMPLE), tampered(fused.model), engine="reference")
+    validation = surgeon.validate(str(SAMPLE), with_align_corners_flipped(fused.model), engine="reference")
     assert not validation.passed
     page = _rendered(_page(tmp_path, "bad.html", validation.to_html()))
     assert page.all("b", data_verdict="FAILED")
@@ -81,7 +82,7 @@ def test_a_wrong_rewrite_shows_in_the_table_and_the_pictures(fused, tmp_path):
 
 
 def test_near_misses_are_drawn_with_their_reason(tmp_path):
-    report = surgeon.fuse(toy_model(), plugins=TOY_PATTERNS).report
+    report = surgeon.fuse(relu_neg_abs_mul_sigmoid_model(), plugins=TOY_PATTERNS).report
     page = _rendered(_page(tmp_path, "toy.html", report.to_html()))
     assert len(page.all("article", class_="miss")) == len(report.refusals) == 2
     assert len(page.all("article", class_="rewrite")) == len(report.rewrites) == 1
@@ -94,7 +95,7 @@ def test_near_misses_are_drawn_with_their_reason(tmp_path):
 
 def test_without_render_all_every_drawing_still_appears(tmp_path):
     """The first at once, the rest in the background (or as they scroll into view)."""
-    report = surgeon.inspect(toy_model(), plugins=TOY_PATTERNS)
+    report = surgeon.inspect(relu_neg_abs_mul_sigmoid_model(), plugins=TOY_PATTERNS)
     page = _rendered(_page(tmp_path, "lazy.html", report.to_html()), hash_="")
     assert page.root()["data-drawings"] == page.root()["data-drawn"] == "4"
 
@@ -146,7 +147,7 @@ LONG = "/encoder/layers.11/self_attention/rotary_embedding/Reshape_output_0"  # 
 def test_long_names_are_wrapped_never_cut(tmp_path):
     """A near miss's value, a node and a constant read by name: every character is drawn, over
     as many lines as it takes (the labels were cut at 40, 36 and 18 characters with an ellipsis)."""
-    model = toy_model()
+    model = relu_neg_abs_mul_sigmoid_model()
     for node in model.graph.node:
         node.input[:] = [LONG if v == "m" else v for v in node.input]
         node.output[:] = [LONG if v == "m" else v for v in node.output]

@@ -10,7 +10,7 @@ import sys
 
 from surgeon import progress
 
-from .helpers import SAMPLE
+from .toy_patterns import SAMPLE
 
 ERASE = "\r\x1b[K"
 

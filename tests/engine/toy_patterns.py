@@ -1,9 +1,10 @@
-"""Toy patterns and tiny models for engine tests (no affine grids: the engine knows none)."""
+"""Toy patterns for the engine tests (no affine grids: the engine knows none); the models they
+match are in tests.builders (``relu_neg_abs_model``)."""
 
 from __future__ import annotations
 
 import numpy as np
-from onnx import TensorProto, helper
+from onnx import TensorProto
 
 from surgeon import Match, Pattern, refuse
 
@@ -74,23 +75,3 @@ class Crashes(MatchOnly):
 
     def match(self, ctx, node):
         raise RuntimeError("bug in plugin")
-
-
-def value(name, dims=("N", 3), elem=TensorProto.FLOAT):
-    return helper.make_tensor_value_info(name, elem, list(dims))
-
-
-def model(nodes, inputs, outputs, initializers=(), opset=17, value_info=()):
-    graph = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(initializers),
-                              value_info=list(value_info))
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-
-
-def relu_neg_model(extra_output=False):
-    """x -> Relu -> Neg -> Abs -> y; optionally the Relu output is also a graph output."""
-    outputs = [value("y")] + ([value("r")] if extra_output else [])
-    return model([
-        helper.make_node("Relu", ["x"], ["r"], name="relu"),
-        helper.make_node("Neg", ["r"], ["n"], name="neg"),
-        helper.make_node("Abs", ["n"], ["y"], name="abs"),
-    ], [value("x")], outputs)

@@ -1,5 +1,5 @@
-"""Shared by the deploy tests: the shipped samples and their originals' outputs, plain
-onnxruntime and reference-evaluator runs, hand-built custom-node models, torch's numbers, and a
+"""Shared by the deploy tests: the shipped samples fused and their originals' outputs, plain
+onnxruntime and reference-evaluator runs, torch's numbers for a hand-built custom node, and a
 name-free view of a graph for comparing two fuses."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import numpy as np
 import onnx
 import torch
 import torch.nn.functional as F
-from onnx import TensorProto, helper, numpy_helper
+from onnx import numpy_helper
 
 import surgeon
 from samples.catalog import BY_FILE, make_inputs
@@ -96,46 +96,7 @@ def custom_nodes(model) -> list:
     return [n for n in all_nodes(model.graph) if n.domain == "custom.ops"]
 
 
-# -- hand-built models with one custom node ---------------------------------------------------
-
-def custom_model(op: str, *, x_shape, theta_shape, output_size=None, dynamic=False, align=0,
-                 mode="bilinear", padding="zeros", opset=20, elem=TensorProto.FLOAT, attrs=None):
-    """A model holding one ``custom.ops`` node. ``dynamic``: the size comes in as an input
-    (int64 ``size``), otherwise ``output_size`` is an attribute."""
-    k = theta_shape[1]
-    inputs = [helper.make_tensor_value_info("theta", elem, ["N", k, k + 1])]
-    node_inputs = ["theta"]
-    if op == "FusedGridSample":
-        inputs.insert(0, helper.make_tensor_value_info("x", elem, ["N", x_shape[1]] + [f"s{i}" for i in range(k)]))
-        node_inputs.insert(0, "x")
-    if attrs is None:
-        attrs = {"align_corners": align}
-        if op == "FusedGridSample":
-            attrs.update(mode=mode, padding_mode=padding)
-        if not dynamic:
-            attrs["output_size"] = list(output_size)
-    if dynamic:
-        inputs.append(helper.make_tensor_value_info("size", TensorProto.INT64, [k + 2]))
-        node_inputs.append("size")
-    node = helper.make_node(op, node_inputs, ["y"], name="custom", domain="custom.ops", **attrs)
-    spatial = list(output_size) if output_size is not None and not dynamic else [f"o{i}" for i in range(k)]
-    dims = ["N", x_shape[1], *spatial] if op == "FusedGridSample" else ["N", *spatial, k]
-    graph = helper.make_graph([node], "custom", inputs, [helper.make_tensor_value_info("y", elem, dims)])
-    opsets = [helper.make_opsetid("", opset), helper.make_opsetid("custom.ops", 1)]
-    return helper.make_model(graph, opset_imports=opsets, ir_version=9 if opset >= 20 else 8)
-
-
-def custom_feeds(op: str, *, x_shape, theta_shape, size, dynamic, seed=0, dtype=np.float32) -> dict:
-    rng = np.random.default_rng(seed)
-    k = theta_shape[1]
-    theta = np.eye(k, k + 1) + 0.4 * rng.standard_normal(theta_shape)
-    feeds = {"theta": theta.astype(dtype)}
-    if op == "FusedGridSample":
-        feeds["x"] = rng.random(x_shape).astype(dtype)
-    if dynamic:
-        feeds["size"] = np.array(size, np.int64)
-    return feeds
-
+# -- what a hand-built custom node (tests.builders.custom_op_model) is held to ------------------
 
 def contract_bound(op: str, feeds: dict, size, align: int, mode="bilinear", padding="zeros") -> np.ndarray:
     """What ``torch_custom``'s numbers are held to: the bound of two computations of them

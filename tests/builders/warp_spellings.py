@@ -1,58 +1,21 @@
-"""Models built with onnx.helper for cases the exporters do not produce, or spell differently."""
+"""Affine warps spelled as exporters write them, or as they do not (built op by op with
+``GraphBuilder``): the native AffineGrid -> GridSample pair, run-time base grids, homogeneous
+matrices read coefficient by coefficient, dynamo's decomposition, ATen fallbacks and
+com.microsoft::GridSample."""
 
 from __future__ import annotations
 
 import numpy as np
-from onnx import TensorProto, helper, numpy_helper
+from onnx import numpy_helper
 
-FLOAT, INT64 = TensorProto.FLOAT, TensorProto.INT64
-
-
-class G:
-    """A tiny graph builder: ``g.op("Add", a, b)`` returns the output name."""
-
-    def __init__(self):
-        self.nodes, self.inits, self.inputs, self.outputs = [], [], [], []
-        self.count = 0
-
-    def fresh(self, hint: str) -> str:
-        self.count += 1
-        return f"{hint}_{self.count}"
-
-    def input(self, name: str, dims, elem=FLOAT) -> str:
-        self.inputs.append(helper.make_tensor_value_info(name, elem, dims))
-        return name
-
-    def const(self, array, hint: str = "c") -> str:
-        name = self.fresh(hint)
-        self.inits.append(numpy_helper.from_array(np.asarray(array), name))
-        return name
-
-    def ints(self, values, hint: str = "i") -> str:
-        return self.const(np.array(values, dtype=np.int64), hint)
-
-    def op(self, op_type: str, *inputs, outputs: int = 1, domain: str = "", out: str | None = None, **attrs):
-        names = [out] if out else [self.fresh(op_type.lower()) for _ in range(outputs)]
-        self.nodes.append(helper.make_node(op_type, list(inputs), names, name=self.fresh(op_type),
-                                           domain=domain or None, **attrs))
-        return names[0] if outputs == 1 else names
-
-    def output(self, name: str, elem=FLOAT, dims=None) -> None:
-        self.outputs.append(helper.make_tensor_value_info(name, elem, dims))
-
-    def model(self, opset: int, extra_opsets=()):
-        graph = helper.make_graph(self.nodes, "handmade", self.inputs, self.outputs, self.inits)
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)] +
-                                  [helper.make_opsetid(d, v) for d, v in extra_opsets])
-        model.ir_version = 9
-        return model
+from .graph import FLOAT, GraphBuilder
 
 
 def native_pair(dims: int = 2, opset: int = 20, size: str = "static", ac: int = 0, mode: str = "linear",
                 padding: str = "zeros", out=None, spatial_in=None, theta_batch="N", symbolic_spatial=False):
     """AffineGrid -> GridSample. ``size``: "static" (spatial from a constant, batch from theta)
     or "shape" (Shape(x), as torch writes ``affine_grid(theta, x.size())``)."""
-    g = G()
+    g = GraphBuilder()
     spatial_in = spatial_in or ([6, 5, 4] if dims == 3 else [16, 12])
     names = ["D", "H", "W"][-dims:]
     x = g.input("x", ["N", 3, *(names if symbolic_spatial else spatial_in)])
@@ -71,7 +34,7 @@ def native_pair(dims: int = 2, opset: int = 20, size: str = "static", ac: int = 
 def matmul_range_grid(opset: int = 17):
     """Unseen spelling: the base grid is built at run time (Range over Shape(x), a meshgrid by
     Expand, ones by ConstantOfShape), flattened to [H*W, 3] and multiplied by theta^T."""
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", ["N", 3, "H", "W"])
     theta = g.input("theta", ["N", 2, 3])
     shape = g.op("Shape", x)
@@ -103,7 +66,7 @@ def elementwise_homogeneous(projective: bool = False, out=(10, 8), opset: int = 
     """Unseen spelling: a homogeneous [N,3,3] read coefficient by coefficient (Reshape to
     [N, 9] and one Slice each), constant coordinate planes, Mul/Add per term, Concat.
     ``projective`` divides by the third row: no longer affine."""
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", ["N", 3, 16, 12])
     m = g.input("M", ["N", 3, 3])
     flat = g.op("Reshape", m, g.ints([-1, 9]))
@@ -129,7 +92,7 @@ def elementwise_homogeneous(projective: bool = False, out=(10, 8), opset: int = 
 
 def dynamo_chains(count: int, hw=(8, 6)):
     """``count`` copies of dynamo's decomposition, each with its own constants and names."""
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", ["N", 3, *hw])
     h, w = hw
     ys, xs = np.meshgrid((np.arange(h) * 2 + 1) / h - 1, (np.arange(w) * 2 + 1) / w - 1, indexing="ij")
@@ -146,7 +109,7 @@ def dynamo_chains(count: int, hw=(8, 6)):
 
 def aten_pair(mode: int = 1, padding: int = 2, ac: int = 0):
     """ATen fallback nodes built by hand: affine_grid_generator + grid_sampler (enums)."""
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", ["N", 3, 16, 12])
     theta = g.input("theta", ["N", 2, 3])
     size = g.op("Shape", x)
@@ -160,7 +123,7 @@ def aten_pair(mode: int = 1, padding: int = 2, ac: int = 0):
 
 def ms_matmul_pair(mode: str = "nearest", opset: int = 15):
     """A constant base grid @ theta^T feeding com.microsoft::GridSample."""
-    g = G()
+    g = GraphBuilder()
     x = g.input("x", ["N", 3, 16, 12])
     theta = g.input("theta", ["N", 2, 3])
     h, w = 10, 8

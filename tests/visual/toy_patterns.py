@@ -1,13 +1,10 @@
-"""Models, patterns and reports for the visual tests."""
+"""Toy patterns for the visual tests (a rewrite, a refusal in check(), one in match()), the
+sample they draw, and a count of a pattern in a report; their models are in tests.builders."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
-
-import numpy as np
-import onnx
-from onnx import TensorProto, helper, numpy_helper
 
 from surgeon import Pattern, refuse
 
@@ -61,30 +58,9 @@ class RefusesInMatch(Pattern):
         raise AssertionError
 
 
-def toy_model() -> onnx.ModelProto:
-    """x -> Relu -> Neg -> Abs -> Mul(w) -> Sigmoid -> y, with a 4 MB weight w."""
-    w = numpy_helper.from_array(np.ones((1024, 1024), np.float32), "w")
-    nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"), helper.make_node("Neg", ["r"], ["n"], name="neg"),
-             helper.make_node("Abs", ["n"], ["a"], name="abs"), helper.make_node("Mul", ["a", "w"], ["m"], name="mul"),
-             helper.make_node("Sigmoid", ["m"], ["y"], name="sigmoid")]
-    graph = helper.make_graph(nodes, "toy", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1024, 1024])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1024, 1024])], [w])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
-
-
 TOY_PATTERNS = [NegRelu(), RefusesInCheck(), RefusesInMatch()]
 
 
-def tampered(fused: onnx.ModelProto) -> onnx.ModelProto:
-    """The fused model with every custom node's align_corners flipped: a wrong warp."""
-    bad = onnx.ModelProto()
-    bad.CopyFrom(fused)
-    for node in bad.graph.node:
-        for attr in node.attribute:
-            if node.domain == "custom.ops" and attr.name == "align_corners":
-                attr.i = 1 - attr.i
-    return bad
-
-
 def count(pattern: str, text: str) -> int:
+    """How often ``pattern`` (a regular expression) occurs in ``text``."""
     return len(re.findall(pattern, text))

@@ -1,6 +1,6 @@
-"""What the pattern tests share: fusing with the affine-grid pattern alone (a model built here, or
-a sample by its file name, cached), the refusals' reasons, and inputs with the torch warp the
-rewrites are held to."""
+"""Fusing as the pattern tests fuse: with the affine-grid pattern alone (a model from
+tests.builders, or a sample by its file name, cached), the refusals' reasons, and inputs with the
+torch warp the rewrites are held to."""
 
 from __future__ import annotations
 

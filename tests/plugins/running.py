@@ -1,5 +1,6 @@
-"""Small helpers for the plugin tests: tiny models, running a fused model with a pattern's
-reference kernels, a probe of the engine's region evaluation, and the docs' runnable examples."""
+"""Running what the plugin tests fuse: the docs' runnable examples imported as a reader saves them,
+the plugin sample's manifest and feeds, an original model in onnxruntime, a fused one on a
+pattern's reference kernels, and a look at its custom nodes (models are in tests.builders)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import onnxruntime as ort
-from onnx import TensorProto, helper
+from onnx import helper
 from onnx.reference import ReferenceEvaluator
 from onnx.reference.op_run import OpRun
 
@@ -34,16 +35,6 @@ def import_doc_example(doc: str, module: str, folder: Path):
 
 def plugin_manifest() -> dict:
     return json.loads((PLUGIN_MODELS / "manifest.json").read_text())
-
-
-def make_model(nodes, inputs, outputs, initializers=(), opset=18, value_info=()):
-    """``inputs``/``outputs``: (name, dims) pairs, float32."""
-    graph = helper.make_graph(
-        nodes, "toy",
-        [helper.make_tensor_value_info(n, TensorProto.FLOAT, d) for n, d in inputs],
-        [helper.make_tensor_value_info(n, TensorProto.FLOAT, d) for n, d in outputs],
-        initializer=list(initializers), value_info=list(value_info))
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
 
 
 def feeds_for(shapes: dict, seed: int = 1) -> dict:
