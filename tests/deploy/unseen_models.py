@@ -12,7 +12,7 @@ import torch.nn.functional as F
 from torch import nn
 
 
-class Stn(nn.Module):
+class ImageStn(nn.Module):
     """Features, a localisation head giving theta, the affine warp, then a flow warp."""
 
     def __init__(self):
@@ -51,7 +51,7 @@ class VolumeStn(nn.Module):
         return F.grid_sample(warped, flow, mode="nearest", padding_mode="reflection", align_corners=False)
 
 
-MODELS = {"stn": (Stn, {"x": (2, 3, 20, 18)}), "volume": (VolumeStn, {"x": (2, 2, 6, 5, 4), "theta": (2, 3, 4)})}
+MODELS = {"stn": (ImageStn, {"x": (2, 3, 20, 18)}), "volume": (VolumeStn, {"x": (2, 2, 6, 5, 4), "theta": (2, 3, 4)})}
 
 
 def inputs(name: str, seed: int = 0, batch: int | None = None) -> dict:

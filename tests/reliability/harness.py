@@ -17,7 +17,7 @@ from surgeon.cli import cli
 
 
 @dataclass
-class Outcome:
+class CliOutcome:
     args: list
     code: int
     stdout: str
@@ -29,7 +29,7 @@ class Outcome:
                f"stdout: {self.stdout[-500:]!r}\nexception: {self.exception!r}"
 
 
-def invoke(args: list, capfd) -> Outcome:
+def invoke(args: list, capfd) -> CliOutcome:
     """``capfd`` sees what C++ writes to fd 2 (onnxruntime logs); CliRunner sees Python's."""
     capfd.readouterr()
     with warnings.catch_warnings(record=True) as caught:
@@ -40,7 +40,7 @@ def invoke(args: list, capfd) -> Outcome:
     lines += [f"{w.category.__name__}: {w.message}" for w in caught
               if not issubclass(w.category, (DeprecationWarning, PendingDeprecationWarning))]
     exception = result.exception if not isinstance(result.exception, SystemExit) else None
-    return Outcome(list(args), result.exit_code, result.stdout, lines, exception)
+    return CliOutcome(list(args), result.exit_code, result.stdout, lines, exception)
 
 
 def snapshot(*folders: Path) -> dict:
@@ -61,7 +61,7 @@ def snapshot(*folders: Path) -> dict:
     return found
 
 
-def check(outcome: Outcome, expect: int | None, message: str | None, findings_ok: bool = False) -> None:
+def check(outcome: CliOutcome, expect: int | None, message: str | None, findings_ok: bool = False) -> None:
     """The rules every command follows, whatever it was given. ``findings_ok``: exit 1 with
     findings on stdout and nothing on stderr is an answer, not a failure (lint's hazards)."""
     info = outcome.describe()

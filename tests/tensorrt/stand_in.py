@@ -61,7 +61,7 @@ def _is_array(annotation) -> bool:
     return typing.get_origin(annotation) is np.ndarray
 
 
-class Plugin:
+class StandInPlugin:
     def __init__(self, plugin_id, register_func):
         self.id, self.register = plugin_id, register_func
         self.impl = self.autotune = None
@@ -113,7 +113,7 @@ class PluginModule(types.ModuleType):
 
     def __init__(self):
         super().__init__("tensorrt.plugin")
-        self.registry: dict[tuple, Plugin] = {}  # (name, version, namespace)
+        self.registry: dict[tuple, StandInPlugin] = {}  # (name, version, namespace)
 
     def _find(self, plugin_id):
         ns, name = plugin_id.split("::")
@@ -127,7 +127,7 @@ class PluginModule(types.ModuleType):
         def decorate(func):
             if (name, "1", ns) in self.registry:
                 raise ValueError(f"{plugin_id} already defined")
-            self.registry[(name, "1", ns)] = Plugin(plugin_id, func)
+            self.registry[(name, "1", ns)] = StandInPlugin(plugin_id, func)
             return func
         return decorate
 
@@ -148,7 +148,7 @@ class PluginModule(types.ModuleType):
         return decorate
 
 
-def parser_fields(node, plugin: Plugin) -> dict:
+def parser_fields(node, plugin: StandInPlugin) -> dict:
     """onnx-tensorrt's loadFields: the node's attributes the plugin declares, as field data."""
     from onnx import AttributeProto
 

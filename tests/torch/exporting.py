@@ -13,7 +13,7 @@ import torch.nn.functional as F
 import surgeon_ops.torch as st
 
 
-class Warp(torch.nn.Module):
+class WarpToExport(torch.nn.Module):
     """y = grid_sample(x, affine_grid(theta, size)); size x.size() ("x"), or x's N, C and a
     static spatial size (a tuple).  ours: surgeon.torch; grid_out: the grid is an output too
     (then only the grid is ours, the sampler stays F.grid_sample)."""

@@ -9,7 +9,7 @@ import surgeon_ops.torch as st
 from .cases import assert_equals_torch, image, theta
 
 
-class Warp(torch.nn.Module):
+class CompiledWarp(torch.nn.Module):
     def __init__(self, mode="bilinear", padding_mode="zeros", align_corners=False):
         super().__init__()
         self.args = (mode, padding_mode, align_corners)
@@ -27,7 +27,7 @@ def _inputs(n, nsp=2, seed=0):
 @pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
 def test_compile_fullgraph_dynamic_batch_forward_and_backward(backend):
     torch._dynamo.reset()
-    model = Warp("bicubic", "border", True)
+    model = CompiledWarp("bicubic", "border", True)
     compiled = torch.compile(model, fullgraph=True, dynamic=True, backend=backend)
     for n in (2, 5):  # a second batch size reuses the dynamic graph
         x, t = _inputs(n, seed=n)
@@ -42,7 +42,7 @@ def test_compile_fullgraph_dynamic_batch_forward_and_backward(backend):
 
 def test_compile_3d_static_shapes_counts_no_graph_break():
     torch._dynamo.reset()
-    model = Warp("nearest", "reflection")
+    model = CompiledWarp("nearest", "reflection")
     explained = torch._dynamo.explain(model)(*_inputs(2, nsp=3))
     assert explained.graph_break_count == 0 and explained.graph_count == 1
     compiled = torch.compile(model, fullgraph=True, backend="aot_eager")
@@ -53,12 +53,12 @@ def test_compile_3d_static_shapes_counts_no_graph_break():
 def test_export_with_dynamic_batch_runs_other_batches():
     n = torch.export.Dim("n")
     x, t = _inputs(2)
-    ep = torch.export.export(Warp(), (x, t), dynamic_shapes={"x": {0: n}, "theta": {0: n}})
+    ep = torch.export.export(CompiledWarp(), (x, t), dynamic_shapes={"x": {0: n}, "theta": {0: n}})
     targets = {str(node.target) for node in ep.graph.nodes if node.op == "call_function"}
     assert {"surgeon.fused_grid_sample.default", "surgeon.affine_grid.default"} <= targets
     x, t = _inputs(4, seed=3)
     got = ep.module()(x, t)
-    assert (got - Warp()(x, t)).abs().max() <= 1e-5
+    assert (got - CompiledWarp()(x, t)).abs().max() <= 1e-5
     assert_equals_torch(st.fused_grid_sample(x, t), x, t, x.shape)
 
 
@@ -69,6 +69,6 @@ def test_jit_trace_replays_at_other_sizes_without_tracer_warnings():
     with warnings.catch_warnings():
         warnings.simplefilter("error", torch.jit.TracerWarning)
         warnings.filterwarnings("ignore", category=DeprecationWarning)
-        traced = torch.jit.trace(Warp("bilinear", "border"), (x, t))
+        traced = torch.jit.trace(CompiledWarp("bilinear", "border"), (x, t))
     x, t = image((3, 3, 7, 13), seed=2), theta(3, 2, seed=2)
-    assert torch.equal(traced(x, t), Warp("bilinear", "border")(x, t))
+    assert torch.equal(traced(x, t), CompiledWarp("bilinear", "border")(x, t))

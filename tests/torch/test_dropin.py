@@ -16,7 +16,7 @@ def warp(x, theta):  # a plain helper function: traced through
     return grid_sample(x, affine_grid(theta, x.size(), align_corners=False), align_corners=False)
 
 
-class STN(nn.Module):
+class DropInStn(nn.Module):
     def __init__(self):
         super().__init__()
         self.loc = nn.Linear(12, 6)
@@ -45,7 +45,7 @@ class GridAlsoRead(nn.Module):
 class Net(nn.Module):
     def __init__(self):
         super().__init__()
-        self.stn, self.shared, self.other = STN(), Shared(), GridAlsoRead()
+        self.stn, self.shared, self.other = DropInStn(), Shared(), GridAlsoRead()
 
     def forward(self, x, theta):
         if x.sum() > 0:  # data-dependent control flow: torch.fx cannot trace this forward
@@ -65,14 +65,14 @@ def test_fuses_what_it_can_and_says_why_not_elsewhere():
     assert any(s.startswith("Net: not traceable by torch.fx") for s in report.skipped)
     assert any(s.startswith("other:") and "readers other than F.grid_sample" in s for s in report.skipped)
     assert (net(x, t) - want).abs().max() <= 1e-4
-    assert type(net.stn) is STN and net.state_dict().keys() == state.keys()  # class and state untouched
+    assert type(net.stn) is DropInStn and net.state_dict().keys() == state.keys()  # class and state untouched
     assert "fused 4 chain(s)" in str(report)
     again = st.replace_grid_samplers(net)  # idempotent
     assert len(again.fused) == 4 and (net(x, t) - want).abs().max() <= 1e-4
 
 
 def test_other_dtypes_fall_back_to_torch_pair():
-    stn = STN().double()
+    stn = DropInStn().double()
     x = image((2, 3, 8, 9), dtype=torch.float64)
     want = stn(x)
     st.replace_grid_samplers(stn)
@@ -80,7 +80,7 @@ def test_other_dtypes_fall_back_to_torch_pair():
 
 
 def test_rewritten_module_compiles_and_exports_the_contract_node(tmp_path):
-    stn = STN()
+    stn = DropInStn()
     st.replace_grid_samplers(stn)
     x = image((2, 3, 8, 9))
     compiled = torch.compile(stn, fullgraph=True, backend="aot_eager")

@@ -9,7 +9,7 @@ from onnx import AttributeProto
 import surgeon
 
 from .cases import assert_equals_torch, image, theta
-from .exporting import Warp, export
+from .exporting import WarpToExport, export
 from .graphs import custom_nodes, declared_types, signature
 
 # (exporter, dynamic dims, dims, size, mode, padding_mode, align_corners).  No align_corners=True
@@ -32,8 +32,8 @@ def _inputs(nsp, n=2, seed=0):
 
 
 def _fused_pair(tmp_path, exporter, dynamic, args, **kw):
-    ours = export(Warp(True, **kw), args, str(tmp_path / "ours.onnx"), exporter == "dynamo", dynamic)
-    pair = export(Warp(False, **kw), args, str(tmp_path / "pair.onnx"), exporter == "dynamo", dynamic)
+    ours = export(WarpToExport(True, **kw), args, str(tmp_path / "ours.onnx"), exporter == "dynamo", dynamic)
+    pair = export(WarpToExport(False, **kw), args, str(tmp_path / "pair.onnx"), exporter == "dynamo", dynamic)
     result = surgeon.fuse(pair)
     assert result.report.rewrites, result.report.summary()
     return ours, result.model
@@ -85,7 +85,7 @@ def test_float16_exports_float16_nodes(tmp_path, exporter):
 def test_sizes_from_x_shape_stay_dynamic(tmp_path, exporter):
     """x.size() with dynamic H, W: the size input is Shape(x), as surgeon fuse writes it (the
     dynamo exporter fixes H, W of torch's own pair, so there is no fused pair to compare)."""
-    model = export(Warp(True), _inputs(2), str(tmp_path / "m.onnx"), exporter == "dynamo", "all")
+    model = export(WarpToExport(True), _inputs(2), str(tmp_path / "m.onnx"), exporter == "dynamo", "all")
     shape, node = [n for n in model.graph.node if n.op_type != "Constant"]
     assert shape.op_type == "Shape" and list(shape.input) == ["x"] and len(shape.attribute) == 0
     assert list(node.input) == ["x", "theta", shape.output[0]] and "output_size" not in {a.name for a in node.attribute}
@@ -96,7 +96,7 @@ def test_sizes_from_x_shape_stay_dynamic(tmp_path, exporter):
         assert_equals_torch(torch.from_numpy(got), x, t, x.shape)
 
 
-class Computed(torch.nn.Module):
+class ComputedSizeWarp(torch.nn.Module):
     def forward(self, x, theta):
         import surgeon_ops.torch as st
 
@@ -105,7 +105,7 @@ class Computed(torch.nn.Module):
 
 @pytest.mark.parametrize("exporter", ["ts", "dynamo"])
 def test_computed_sizes_export_a_size_input_that_runs(tmp_path, exporter):
-    model = export(Computed(), _inputs(2), str(tmp_path / "m.onnx"), exporter == "dynamo", "all")
+    model = export(ComputedSizeWarp(), _inputs(2), str(tmp_path / "m.onnx"), exporter == "dynamo", "all")
     node, = custom_nodes(model)
     assert len(node.input) == 3
     x, t = image((3, 3, 14, 9)), theta(3, 2)
@@ -116,7 +116,7 @@ def test_computed_sizes_export_a_size_input_that_runs(tmp_path, exporter):
 def test_float64_is_refused_with_a_clear_error(tmp_path):
     x, t = _inputs(2)
     with pytest.raises(Exception, match="float32 or float16"):
-        export(Warp(True), (x.double(), t.double()), str(tmp_path / "m.onnx"), True)
+        export(WarpToExport(True), (x.double(), t.double()), str(tmp_path / "m.onnx"), True)
 
 
 def test_translation_table_exports_an_exported_program(tmp_path):
@@ -125,7 +125,7 @@ def test_translation_table_exports_an_exported_program(tmp_path):
     x, t = _inputs(2)
     dims = {"x": {0: torch.export.Dim("N"), 2: torch.export.Dim("H")}, "theta": {0: torch.export.Dim("N")}}
     for grid_out in (False, True):
-        ep = torch.export.export(Warp(True, grid_out=grid_out), (x, t), dynamic_shapes=dims)
+        ep = torch.export.export(WarpToExport(True, grid_out=grid_out), (x, t), dynamic_shapes=dims)
         model = export(ep, (x, t), str(tmp_path / "ep.onnx"), True, custom_translation_table=st.onnx_translation_table)
         node, = custom_nodes(model)
         assert node.op_type == ("AffineGrid" if grid_out else "FusedGridSample")
