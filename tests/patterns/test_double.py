@@ -2,7 +2,10 @@
 (ops/OPS.md), and the rewrite computes the grid in float32: a float32 theta cast to double, the
 grid computed in double and cast back differs from it by float32 rounding only, and fuses; a
 constant double grid that holds float32's precision (MONAI's) fits at float32's rounding and
-fuses; an image in double is refused for what it is."""
+fuses. A chain the contract cannot hold (a double image, a theta in double before a float image)
+becomes ONNX's own AffineGrid + GridSample from opset 20 on, the grid computed in double as the
+original computes it; refused below opset 20, for TensorRT, and where ONNX leaves the grid
+undefined (align_corners=1 at a size of 1)."""
 
 import numpy as np
 import pytest
@@ -57,7 +60,79 @@ def test_double_with_float32_precision_fuses_and_equals(kind):
                         mode="bilinear", padding="zeros", align_corners=False)
 
 
-def test_a_double_image_is_refused_for_its_type():
+def test_the_native_pair_in_double_is_left_as_it_is():
     result = fuse_alone(model("double image"))
     assert not result.report.rewrites
+    assert "already ONNX's own AffineGrid + GridSample on a double image" in refusal_reasons(result)
+
+
+def decomposition(image=D, theta=D, opset=20, ac=0, dims=(16, 12)):
+    """dynamo's spelling in double: a base grid (constant, or from Shape(x) for symbolic dims) @
+    theta^T, reshaped; ``theta`` double before a float image widens only the grid."""
+    g = GraphBuilder()
+    x = g.input("x", ["N", 3, *dims], image)
+    t = g.input("theta", ["N", 2, 3], theta)
+    if all(isinstance(d, int) for d in dims):
+        h, w = dims
+        axis = (lambda n: np.linspace(-1, 1, n)) if ac else (lambda n: (np.arange(n) * 2 + 1) / n - 1)
+        gy, gx = np.meshgrid(axis(h), axis(w), indexing="ij")
+        base = g.const(np.stack([gx, gy, np.ones_like(gx)], -1).reshape(1, h * w, 3), "base")
+        shape = g.ints([-1, h, w, 2])
+    else:  # linspace(-1, 1, n) from Shape(x): 0 / 0 at n = 1
+        def axis_of(i):
+            n = g.op("Cast", g.op("Gather", g.op("Shape", x), g.ints(i), axis=0), to=D)
+            steps = g.op("Range", g.const(np.float64(0)), g.op("Squeeze", n), g.const(np.float64(1)))
+            return g.op("Sub", g.op("Mul", g.op("Div", steps, g.op("Sub", n, g.const(np.float64(1)))),
+                                    g.const(np.float64(2))), g.const(np.float64(1)))
+        n_h, n_w = (g.op("Gather", g.op("Shape", x), g.ints([i]), axis=0) for i in (2, 3))
+        hw1 = g.op("Concat", n_h, n_w, g.ints([1]), axis=0)
+        gx = g.op("Expand", g.op("Reshape", axis_of(3), g.ints([1, -1, 1])), hw1)
+        gy = g.op("Expand", g.op("Reshape", axis_of(2), g.ints([-1, 1, 1])), hw1)
+        ones = g.op("Expand", g.const(np.ones((1, 1, 1))), hw1)
+        base = g.op("Reshape", g.op("Concat", gx, gy, ones, axis=2), g.ints([1, -1, 3]))
+        shape = g.op("Concat", g.op("Shape", x, start=0, end=1), n_h, n_w, g.ints([2]), axis=0)
+    grid = g.op("Reshape", g.op("MatMul", base, g.op("Transpose", t, perm=[0, 2, 1])), shape)
+    if image != theta:
+        grid = g.op("Cast", grid, to=image)
+    g.op("GridSample", x, grid, out="y", align_corners=ac)
+    g.output("y", image)
+    return g.model(opset)
+
+
+@pytest.mark.parametrize("image, ac", [(D, 0), (D, 1), (F, 0)])
+def test_a_decomposition_the_contract_cannot_hold_becomes_onnxs_own_pair(image, ac):
+    original = decomposition(image=image, ac=ac)
+    result = fuse_alone(original)
+    counts = op_counts(result.model)
+    assert counts["AffineGrid"] == 1 and counts["GridSample"] == 1 and "MatMul" not in counts, counts
+    [rewrite] = result.report.rewrites
+    assert any("wrote ONNX's own AffineGrid + GridSample" in w for w in rewrite.warnings), rewrite.warnings
+    [grid_op] = [n for n in result.model.graph.node if n.op_type == "AffineGrid"]
+    assert [a.i for a in grid_op.attribute if a.name == "align_corners"] == [ac]
+    rng = np.random.default_rng(1)
+    dtype = np.float64 if image == D else np.float32
+    for batch in (1, 3):
+        feeds = {"x": rng.standard_normal((batch, 3, 16, 12)).astype(dtype),
+                 "theta": THETA[None].repeat(batch, 0) + 0.2 * rng.standard_normal((batch, 2, 3))}
+        got, want = run_split(result.model, feeds)[0], ort_run(original, feeds)[0]
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-12 if image == D else 1e-5)
+    again = fuse_alone(result.model)  # what it wrote is left alone
+    assert not again.report.rewrites and not again.report.refusals
+
+
+@pytest.mark.parametrize("kwargs, reason", [
+    ({"opset": 18}, "ONNX's own AffineGrid would take it, from opset 20 (the model has 18)"),
+    ({"ac": 1, "dims": ("H", "W")}, "with align_corners=1 leaves a size of 1 undefined"),
+])
+def test_where_onnxs_own_pair_cannot_hold_it_either_a_double_image_is_refused(kwargs, reason):
+    result = fuse_alone(decomposition(**kwargs))
+    assert not result.report.rewrites, result.report.summary()
     assert "the image is double: custom.ops ops take float32 or float16" in refusal_reasons(result)
+    assert reason in refusal_reasons(result), refusal_reasons(result)
+
+
+def test_tensorrt_is_not_offered_onnxs_own_pair():
+    result = fuse_alone(decomposition(), options={"target": "tensorrt"})
+    assert not result.report.rewrites
+    assert refusal_reasons(result).strip().endswith("custom.ops ops take float32 or float16 (ops/OPS.md)")
