@@ -68,6 +68,9 @@ class AffineGridSample(Pattern):
         plan = make_plan(ctx, sampler, found, target, readers)
         if isinstance(plan, Refusal):
             return plan
+        if plan.native_type is not None and _native_grid(ctx, producer) is not None:
+            return refuse("already ONNX's own AffineGrid + GridSample, what this pattern writes where the contract's "
+                          "ops cannot hold the chain's types: nothing to gain")
         region = list(found.cut.nodes)
         kept = set().union(*(_computing(ctx, v, region) for v in plan.reads()))  # read by the rewrite: stay
         region = [n for n in region if id(n) not in kept]
@@ -91,12 +94,17 @@ class AffineGridSample(Pattern):
             writer.grid()
 
 
-def _native_ours(ctx: MatchContext, producer: Node | None, name: str) -> bool:
-    """The grid is ONNX's own AffineGrid this pattern wrote (through the Cast to the image's type)."""
+def _native_grid(ctx: MatchContext, producer: Node | None) -> Node | None:
+    """ONNX's own AffineGrid the grid comes from, directly or through one Cast; else None."""
     if producer is not None and producer.is_op("Cast") and producer.inputs:
         producer = ctx.producer(producer.inputs[0])
-    return producer is not None and producer.is_op("AffineGrid") and any(
-        e.key == "surgeon.pattern" and e.value == name for e in producer.proto.metadata_props)
+    return producer if producer is not None and producer.is_op("AffineGrid") else None
+
+
+def _native_ours(ctx: MatchContext, producer: Node | None, name: str) -> bool:
+    """The grid is ONNX's own AffineGrid this pattern wrote (for types the contract lacks)."""
+    grid = _native_grid(ctx, producer)
+    return grid is not None and any(e.key == "surgeon.pattern" and e.value == name for e in grid.proto.metadata_props)
 
 
 def _other_readers(ctx: MatchContext, sampler: Sampler) -> list[str]:

@@ -98,16 +98,16 @@ def _plan(ctx: MatchContext, sampler: Sampler, found: Recognition, target: str, 
     if verdict.theta_value is not None:  # fitted to a constant grid: its precision is the grid's
         theta_elem = helper.np_dtype_to_tensor_dtype(verdict.grid_dtype) if verdict.grid_dtype else TensorProto.FLOAT
     narrow = _narrowing(verdict, theta_elem, native_type or elem)
-    if narrow:  # the grid computed wider than the image: ONNX's own AffineGrid computes it so too
+    if narrow:  # a grid computed in double before a float image: ONNX's own AffineGrid computes it so too
         native_type = _native(ctx, verdict, narrow, target)
         if isinstance(native_type, str):
             return native_type
     if native_type is not None:
-        warnings.append(f"wrote ONNX's own AffineGrid + GridSample: the grid is computed in "
-                        f"{TensorProto.DataType.Name(native_type).lower()}, which the contract's ops do not take "
-                        "(float32 and float16 only)" if native_type == TensorProto.DOUBLE else
-                        f"wrote ONNX's own AffineGrid + GridSample: the image is "
-                        f"{TensorProto.DataType.Name(elem).lower()}, which the contract's ops do not take")
+        name = lambda t: TensorProto.DataType.Name(t).lower()  # noqa: E731
+        why = ("the image is double, which the contract's ops (float32, float16) do not take" if elem == TensorProto.DOUBLE
+               else f"the grid is computed in {name(native_type)} before a {name(elem)} image, and the contract's "
+                    "ops take theta in the image's type (rounding it)")
+        warnings.append(f"wrote ONNX's own AffineGrid + GridSample: {why}")
     size_value = found.cut.known[verdict.size_from].size if verdict.size_from is not None else None
     # The sampler needs the grid's batch to be the image's: the image's batch is the size's N.
     # The size reads N and C from Shape(x) even where they are static (one Shape for all).
@@ -162,6 +162,7 @@ def _plan(ctx: MatchContext, sampler: Sampler, found: Recognition, target: str, 
         output=sampler.node.outputs[0] if sampler.node.outputs else None, k=k,
         layout=found.layout, align_corners=verdict.align_corners, mode=sampler.mode,
         padding_mode=sampler.padding_mode, native_type=native_type,
+        sampled_grid_type=ctx.dtype(sampler.grid) or elem if native_type else None,
         cast_to=(native_type or elem) if theta_elem not in (None, native_type or elem) else None,
         elem_type=elem, broadcast=broadcast, batch=batch, channels=channels, spatial=spatial,
         out_dims=out_dims, rewrite_sampler=form == "grid" and sampler.kind == "aten",

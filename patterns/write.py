@@ -56,6 +56,7 @@ class Plan:
     profile: str | None = None  # "tensorrt": op types and plugin lookup keys of that profile
     native_type: int | None = None  # a type the contract lacks: ONNX's own ops, the grid computed in this type
     undefined_at: dict = field(default_factory=dict)  # input dims where the original is undefined (Match's)
+    sampled_grid_type: int | None = None  # ONNX's own ops: the type the original's sampler reads its grid in
 
     @property
     def theta_type(self) -> int:
@@ -246,12 +247,13 @@ class Writer:
         p = self.plan
         size = [p.size_value] if p.size_value is not None else [self._pieces([p.batch, p.channels, *p.spatial], "size")]
         n, _, *spatial = p.out_dims
-        computed = grid if p.native_type == p.elem_type else self.ctx.fresh_name("grid_computed")
+        sampled = p.sampled_grid_type or p.elem_type
+        computed = grid if p.native_type == sampled else self.ctx.fresh_name("grid_computed")
         self.ctx.add_node("AffineGrid", [self.theta(), *size], [computed], align_corners=p.align_corners)
         self.ctx.set_shape(computed, p.native_type, [n, *spatial, p.k])
-        if computed != grid:  # computed in the original's precision, sampled in the image's (one type)
-            self.ctx.add_node("Cast", [computed], [grid], to=p.elem_type)
-            self.ctx.set_shape(grid, p.elem_type, [n, *spatial, p.k])
+        if computed != grid:  # computed in the original's precision, sampled in the type its sampler reads
+            self.ctx.add_node("Cast", [computed], [grid], to=sampled)
+            self.ctx.set_shape(grid, sampled, [n, *spatial, p.k])
 
     def grid(self) -> None:
         p = self.plan

@@ -17,7 +17,7 @@ from .fusing import fuse_alone, refusal_reasons
 from .rewritten_graphs import op_counts
 from .runner import ort_run, run_split
 
-D, F = TensorProto.DOUBLE, TensorProto.FLOAT
+D, F, F16 = TensorProto.DOUBLE, TensorProto.FLOAT, TensorProto.FLOAT16
 THETA = np.array([[0.9, 0.1, 0.05], [-0.1, 0.95, 0.02]])
 
 
@@ -66,9 +66,10 @@ def test_the_native_pair_in_double_is_left_as_it_is():
     assert "already ONNX's own AffineGrid + GridSample on a double image" in refusal_reasons(result)
 
 
-def decomposition(image=D, theta=D, opset=20, ac=0, dims=(16, 12)):
+def decomposition(image=D, theta=D, opset=20, ac=0, dims=(16, 12), cast_grid=True):
     """dynamo's spelling in double: a base grid (constant, or from Shape(x) for symbolic dims) @
-    theta^T, reshaped; ``theta`` double before a float image widens only the grid."""
+    theta^T, reshaped; ``theta`` double before a float image widens only the grid (``cast_grid``:
+    cast to the image's type before the sampler, else sampled as computed)."""
     g = GraphBuilder()
     x = g.input("x", ["N", 3, *dims], image)
     t = g.input("theta", ["N", 2, 3], theta)
@@ -76,7 +77,8 @@ def decomposition(image=D, theta=D, opset=20, ac=0, dims=(16, 12)):
         h, w = dims
         axis = (lambda n: np.linspace(-1, 1, n)) if ac else (lambda n: (np.arange(n) * 2 + 1) / n - 1)
         gy, gx = np.meshgrid(axis(h), axis(w), indexing="ij")
-        base = g.const(np.stack([gx, gy, np.ones_like(gx)], -1).reshape(1, h * w, 3), "base")
+        base = g.const(np.stack([gx, gy, np.ones_like(gx)], -1).reshape(1, h * w, 3).astype(
+            np.float64 if theta == D else np.float32), "base")
         shape = g.ints([-1, h, w, 2])
     else:  # linspace(-1, 1, n) from Shape(x): 0 / 0 at n = 1
         def axis_of(i):
@@ -92,16 +94,17 @@ def decomposition(image=D, theta=D, opset=20, ac=0, dims=(16, 12)):
         base = g.op("Reshape", g.op("Concat", gx, gy, ones, axis=2), g.ints([1, -1, 3]))
         shape = g.op("Concat", g.op("Shape", x, start=0, end=1), n_h, n_w, g.ints([2]), axis=0)
     grid = g.op("Reshape", g.op("MatMul", base, g.op("Transpose", t, perm=[0, 2, 1])), shape)
-    if image != theta:
+    if image != theta and cast_grid:
         grid = g.op("Cast", grid, to=image)
     g.op("GridSample", x, grid, out="y", align_corners=ac)
     g.output("y", image)
     return g.model(opset)
 
 
-@pytest.mark.parametrize("image, ac", [(D, 0), (D, 1), (F, 0)])
-def test_a_decomposition_the_contract_cannot_hold_becomes_onnxs_own_pair(image, ac):
-    original = decomposition(image=image, ac=ac)
+@pytest.mark.parametrize("image, theta, ac", [(D, D, 0), (D, D, 1), (F, D, 0), (F16, F, 0)])
+def test_a_decomposition_the_contract_cannot_hold_becomes_onnxs_own_pair(image, theta, ac):
+    # (F16, F): a float32 grid sampled from a half image as it is, no cast between
+    original = decomposition(image=image, theta=theta, ac=ac, cast_grid=image != F16)
     result = fuse_alone(original)
     counts = op_counts(result.model)
     assert counts["AffineGrid"] == 1 and counts["GridSample"] == 1 and "MatMul" not in counts, counts
@@ -110,13 +113,14 @@ def test_a_decomposition_the_contract_cannot_hold_becomes_onnxs_own_pair(image, 
     [grid_op] = [n for n in result.model.graph.node if n.op_type == "AffineGrid"]
     assert [a.i for a in grid_op.attribute if a.name == "align_corners"] == [ac]
     rng = np.random.default_rng(1)
-    dtype = np.float64 if image == D else np.float32
+    dtype = {D: np.float64, F: np.float32, F16: np.float16}[image]
     for batch in (1, 3):
         feeds = {"x": rng.standard_normal((batch, 3, 16, 12)).astype(dtype),
-                 "theta": THETA[None].repeat(batch, 0) + 0.2 * rng.standard_normal((batch, 2, 3))}
+                 "theta": (THETA[None].repeat(batch, 0) + 0.2 * rng.standard_normal((batch, 2, 3))).astype(
+                     np.float64 if theta == D else np.float32)}
         got, want = run_split(result.model, feeds)[0], ort_run(original, feeds)[0]
         assert got.dtype == want.dtype
-        np.testing.assert_allclose(got, want, rtol=0, atol=1e-12 if image == D else 1e-5)
+        np.testing.assert_allclose(got, want, rtol=0, atol={D: 1e-12, F: 1e-5, F16: 2e-3}[image])
     again = fuse_alone(result.model)  # what it wrote is left alone
     assert not again.report.rewrites and not again.report.refusals
 
