@@ -41,6 +41,8 @@ def fused_grid_sample(x, theta, size=None, mode="bilinear", padding_mode="zeros"
         return _export_ts.FusedGridSample.apply(x, theta, mode, padding_mode, align_corners, *spatial)
     if _dynamo_onnx_export():
         return _export_dynamo.fused_grid_sample(x, theta, spatial, mode, padding_mode, align_corners)
+    if _ops.plain_eager_cpu(x, theta):  # nothing to record: the kernel without the dispatch
+        return _ops.fused_cpu(x, theta, spatial, mode, padding_mode, align_corners)
     return torch.ops.surgeon.fused_grid_sample(x, theta, spatial, mode, padding_mode, align_corners)
 
 

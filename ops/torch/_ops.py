@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import torch
 
 from surgeon_ops import kernels
+from surgeon_ops.kernels import native
 
 from . import _checks, _grad
 
@@ -19,6 +20,41 @@ from . import _checks, _grad
 def _threads(t: torch.Tensor):
     """CPU kernels use torch's intra-op thread count (torch.set_num_threads), as torch's ops do."""
     return torch.get_num_threads() if t.device.type == "cpu" else None
+
+
+_DTYPE_CODES = {torch.float32: 0, torch.float16: 1}  # the C ABI's (kernels._frames.DTYPE_CODES)
+_MODE_CODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
+_PADDING_CODES = {"zeros": 0, "border": 1, "reflection": 2}
+
+
+def plain_eager_cpu(x: torch.Tensor, theta: torch.Tensor) -> bool:
+    """Whether a call may run the CPU kernel without the operator: plain CPU tensors, no gradient to
+    record, and nothing that must see the operator (torch.compile and torch.export tracing,
+    dispatch and function modes, functorch transforms).  The operator's dispatch and the kernel
+    API's second round of checks cost 0.04 ms a call (1x3x8x8: 0.067 ms against 0.020)."""
+    return (type(x) is torch.Tensor and type(theta) is torch.Tensor and x.device.type == "cpu"
+            and not (torch.is_grad_enabled() and (x.requires_grad or theta.requires_grad))
+            and not torch.compiler.is_compiling() and not torch._C._is_torch_function_mode_enabled()
+            and torch._C._len_torch_dispatch_stack() == 0 and torch._C._functorch.peek_interpreter_stack() is None)
+
+
+def fused_cpu(x: torch.Tensor, theta: torch.Tensor, size: list, mode: str, padding_mode: str,
+              align_corners: bool) -> torch.Tensor:
+    """The CPU kernel on arguments surgeon_ops.torch has checked (same batch, dtype and device;
+    known names), what the operator's CPU kernel computes, bit for bit; float64 takes the
+    reference path as there."""
+    code = _DTYPE_CODES.get(x.dtype)
+    if code is None:
+        return kernels.fused_grid_sample(x, theta, list(size), mode, padding_mode, align_corners,
+                                         num_threads=torch.get_num_threads())
+    x, theta = x.detach().contiguous(), theta.detach().contiguous()
+    n, c = x.shape[:2]
+    y = torch.empty((n, c, *size), dtype=x.dtype)
+    if y.numel():
+        native.sample("cpu", True, code, len(size), x.data_ptr(), theta.data_ptr(), y.data_ptr(), n, c, x.shape[2:],
+                      size, theta.shape[0], _MODE_CODES[mode], _PADDING_CODES[padding_mode], int(align_corners),
+                      torch.get_num_threads())
+    return y
 
 
 @torch.library.custom_op("surgeon::fused_grid_sample", mutates_args=(), device_types=("cpu", "cuda"))

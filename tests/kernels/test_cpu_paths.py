@@ -132,3 +132,28 @@ def test_bicubic_runs_of_sixteen(dtype, padding, ac):
                 fast, shared = both_paths(lambda: K.fused_grid_sample(x, theta, (ins[0], ins[1] + 40), "bicubic",
                                                                       padding, ac))
                 np.testing.assert_array_equal(fast.view(np.uint8), shared.view(np.uint8))
+
+
+@pytest.mark.parametrize("padding", PADDINGS)
+@pytest.mark.parametrize("ac", (0, 1))
+def test_bicubic_rim_by_gathers(padding, ac):
+    """Bicubic at x86-64-v4 samples groups with rim pixels by masked gathers of per-lane padded
+    taps (cpu_bicubic.h rim_taps16): a tap outside must read 0.0f as the per-location code's
+    select does, so NaN, infinities and -0.0 on the image's edges must not leak into a pixel
+    that does not read them, nor a non-finite or far coordinate (kept per pixel) be lost.  Zoom
+    outs and shifts put most pixels on the rim; rows of 13, 24 and 45 end in partial groups."""
+    rng = np.random.default_rng(23)
+    for ins, wo in (((19, 16), 13), ((25, 40), 24), ((9, 9), 45)):
+        for c in (1, 5, 19):
+            x = rng.normal(0, 1, (1, c) + ins).astype(np.float32)
+            edge = x[..., [0, -1], :]
+            edge.reshape(-1)[::3] = np.array([np.nan, np.inf, -0.0, -np.inf], np.float32)[np.arange(edge.size)[::3] % 4]
+            x[..., [0, -1], :] = edge
+            x[..., :, -1] = -np.inf
+            for scale, turn, shift in ((2.5, 0.3, 0.2), (1.6, -0.4, -0.7), (1.0, 0.05, 1.5)):
+                theta = _warp(2, scale, turn, shift)
+                fast, shared = both_paths(lambda: K.fused_grid_sample(x, theta, (ins[0] + 3, wo), "bicubic", padding, ac))
+                np.testing.assert_array_equal(fast.view(np.uint8), shared.view(np.uint8))
+            grid = odd_grid(rng, (1, 7, wo, 2))
+            fast, shared = both_paths(lambda: K.grid_sample(x, grid, "bicubic", padding, ac))
+            np.testing.assert_array_equal(fast.view(np.uint8), shared.view(np.uint8))

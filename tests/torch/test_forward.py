@@ -92,3 +92,35 @@ def test_surgeon_torch_is_not_imported_by_surgeon():
     code = "import sys, surgeon; print('surgeon.torch' in sys.modules, 'surgeon_ops.torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False"]
+
+
+def test_eager_calls_with_nothing_to_record_skip_the_operator_with_its_bits(monkeypatch):
+    """Plain CPU tensors with no gradient to record run the kernel without the operator's dispatch
+    (_ops.plain_eager_cpu): the same bits as the operator, float64 included (the reference
+    path).  A gradient to record, a dispatch mode or a functorch transform still gets the
+    operator."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    from surgeon_ops.torch import _ops
+
+    direct = []
+    real = _ops.fused_cpu
+    monkeypatch.setattr(_ops, "fused_cpu", lambda *args: direct.append(args[3]) or real(*args))
+    for dtype in (torch.float32, torch.float16, torch.float64):
+        x, t = image((2, 3, 9, 11)).to(dtype), theta(2, 2).to(dtype)
+        for mode in ("bilinear", "nearest", "bicubic"):
+            want = torch.ops.surgeon.fused_grid_sample(x, t, [7, 13], mode, "reflection", True)
+            assert torch.equal(st.fused_grid_sample(x, t, [2, 3, 7, 13], mode, "reflection", True), want)
+            x.requires_grad_()
+            with torch.no_grad():
+                assert torch.equal(st.fused_grid_sample(x, t, [7, 13], mode, "reflection", True), want)
+            x.requires_grad_(False)
+    assert len(direct) == 18
+    x, t = image((2, 3, 9, 11)), theta(2, 2)
+    assert st.fused_grid_sample(x, t.requires_grad_()).grad_fn is not None
+    t = t.detach()
+    with FakeTensorMode() as mode:
+        assert st.fused_grid_sample(mode.from_tensor(x), mode.from_tensor(t)).shape == x.shape
+    batched = torch.vmap(lambda img: st.fused_grid_sample(img[None], t[:1])[0])(x)
+    assert len(direct) == 18  # none of these three: the operator (vmap through its fallback)
+    assert torch.equal(batched, st.fused_grid_sample(x, t[:1].expand(2, 2, 3)))

@@ -92,20 +92,21 @@ __attribute__((noinline)) void rim_pixel(const T* x, const Image& im, const Segm
 inline void store_one(float* y, float v) { *y = v; }
 inline void store_one(half_t* y, float v) { *y = from_float<half_t>(v); }
 
-// No eight-pixel form.
+// No group form (group or edge of apply_block).
 struct NoGroup {
-  template <typename N, typename X, typename Y>
-  int operator()(N, X, Y, int) const { return 0; }
+  template <typename... Args>
+  int operator()(Args...) const { return 0; }
 };
 
 // Pass 2 of bicubic and trilinear for NC channels (unrolled): pixels with off[j] >= 0
 // get apply(p, j) per channel, p pointing at the pixel's first tap in that channel's plane;
 // kNoTaps pixels are set to 0 and, when with_rim (the first block), kRim pixels go to rim(j).
 // group(IC<NC>, xc, yc, j) may do eight interior pixels j.. of the NC channels with planes xc[]
-// and outputs yc[] at once, or sixteen (it returns how many: 0, 8 or 16).
-template <int NC, typename T, typename Apply, typename Group, typename Rim>
+// and outputs yc[] at once, or sixteen (it returns how many: 0, 8 or 16); edge(IC<NC>, xc, yc,
+// j, with_rim) likewise a group that is not all interior, rim pixels included (0: pixel by pixel).
+template <int NC, typename T, typename Apply, typename Group, typename Edge, typename Rim>
 inline void apply_block(const T* x, int64_t plane, const int32_t* off, int len, T* y, int64_t ystride, int64_t ahead,
-                        bool with_rim, const Apply& apply, const Group& group, const Rim& rim) {
+                        bool with_rim, const Apply& apply, const Group& group, const Edge& edge, const Rim& rim) {
   const T* xc[NC];  // per-channel bases, hoisted out of the pixel loop
   T* yc[NC];
   for (int c = 0; c < NC; ++c) {
@@ -122,12 +123,11 @@ inline void apply_block(const T* x, int64_t plane, const int32_t* off, int len, 
     bool interior = j1 - j0 == 8;
     for (int j = j0; j < j1; ++j) interior &= off[j] >= 0;
 #endif
-    if (interior) {
-      const int done = group(std::integral_constant<int, NC>{}, xc, yc, j0);
-      if (done > 0) {
-        j1 = j0 + done;
-        continue;
-      }
+    const int done = interior ? group(std::integral_constant<int, NC>{}, xc, yc, j0)
+                              : edge(std::integral_constant<int, NC>{}, xc, yc, j0, with_rim);
+    if (done > 0) {
+      j1 = j0 + done;
+      continue;
     }
     for (int j = j0; j < j1; ++j) {
       const int32_t o = off[j];
@@ -147,20 +147,20 @@ inline void apply_block(const T* x, int64_t plane, const int32_t* off, int len, 
 // the TLB and L1).  The block at channel 0 calls rim(j).
 constexpr int64_t kChannelBlock = 4;
 
-template <typename T, typename Apply, typename Group, typename Rim>
+template <typename T, typename Apply, typename Group, typename Edge, typename Rim>
 inline void apply_channels(const T* x, int64_t c_begin, int64_t c_end, int64_t plane, const int32_t* off, int len,
                            T* y, int64_t ystride, int64_t ahead, const Apply& apply, const Group& group,
-                           const Rim& rim) {
+                           const Edge& edge, const Rim& rim) {
   for (int64_t c0 = c_begin; c0 < c_end; c0 += kChannelBlock) {
     const int64_t cb = std::min(c_end - c0, kChannelBlock);
     const T* xb = x + c0 * plane;
     T* yb = y + c0 * ystride;
     const bool first = c0 == 0;
     switch (cb) {  // unrolled
-      case 1: apply_block<1>(xb, plane, off, len, yb, ystride, ahead, first, apply, group, rim); break;
-      case 2: apply_block<2>(xb, plane, off, len, yb, ystride, ahead, first, apply, group, rim); break;
-      case 3: apply_block<3>(xb, plane, off, len, yb, ystride, ahead, first, apply, group, rim); break;
-      default: apply_block<4>(xb, plane, off, len, yb, ystride, ahead, first, apply, group, rim);
+      case 1: apply_block<1>(xb, plane, off, len, yb, ystride, ahead, first, apply, group, edge, rim); break;
+      case 2: apply_block<2>(xb, plane, off, len, yb, ystride, ahead, first, apply, group, edge, rim); break;
+      case 3: apply_block<3>(xb, plane, off, len, yb, ystride, ahead, first, apply, group, edge, rim); break;
+      default: apply_block<4>(xb, plane, off, len, yb, ystride, ahead, first, apply, group, edge, rim);
     }
   }
 }
@@ -458,8 +458,34 @@ struct BicubicRow : Segment<T> {
 #else
     const NoGroup group;
 #endif
-    apply_channels(x, c_begin, c_end, im.H * W, off, this->len, this->y, ystride, this->ahead, one, group,
-                   [&](int j) { rim_pixel<kBicubic, PAD, 2>(x, im, *this, j, ystride); });
+    auto rim = [&](int j) { rim_pixel<kBicubic, PAD, 2>(x, im, *this, j, ystride); };
+#if SK_CPU_AVX512
+    // Groups with rim pixels: sixteen (to the next multiple of 16, so interior runs stay aligned)
+    // by gathers, cpu_bicubic.h rim_taps16; pixels beyond kNearCoord to rim().
+    auto edge = [&](auto nc, const T* const* xc, T* const* yc, int j, bool with_rim) {
+      if constexpr (std::is_same<T, float>::value) {
+        const int n = std::min(16 - j % 16, this->len - j);
+        const __mmask16 live = (__mmask16)((1u << n) - 1);
+        const RimTaps16 t = im.align_corners ? rim_taps16<PAD, 1>(this->gx + j, this->gy + j, live, im.H, W)
+                                             : rim_taps16<PAD, 0>(this->gx + j, this->gy + j, live, im.H, W);
+        __m512 wxv[4], wyv[4];
+        for (int k = 0; k < 4; ++k) {
+          wxv[k] = _mm512_maskz_loadu_ps(live, wx[k] + j);
+          wyv[k] = _mm512_maskz_loadu_ps(live, wy[k] + j);
+        }
+        for (int c = 0; c < decltype(nc)::value; ++c)
+          _mm512_mask_storeu_ps(yc[c] + j, t.near, bicubic_rim16(xc[c], t, wxv, wyv));
+        if (with_rim)
+          for (uint32_t m = (uint32_t)(live & ~t.near); m != 0; m &= m - 1) rim(j + __builtin_ctz(m));
+        return n;
+      }
+      return 0;
+    };
+#else
+    const NoGroup edge;
+#endif
+    apply_channels(x, c_begin, c_end, im.H * W, off, this->len, this->y, ystride, this->ahead, one, group, edge,
+                   rim);
   }
 };
 
@@ -504,7 +530,7 @@ struct TrilinearRow : Segment<T> {
           for (int k = 0; k < 8; ++k) acc = fmaf(w[k][j], to_float(p[tap[k]]), acc);
           return acc;
         },
-        NoGroup{}, [&](int j) { rim_pixel<kBilinear, PAD, 3>(x, im, *this, j, ystride); });
+        NoGroup{}, NoGroup{}, [&](int j) { rim_pixel<kBilinear, PAD, 3>(x, im, *this, j, ystride); });
   }
 };
 
