@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from onnx import AttributeProto, FunctionProto, GraphProto, TensorProto, ValueInfoProto, helper, numpy_helper
 
-from surgeon import RewriteContext, make_attribute
+from surgeon import RewriteContext
 
 
 @dataclass(frozen=True)
@@ -31,13 +31,11 @@ def _attribute(name: str, value) -> AttributeProto:
     if isinstance(value, (GraphProto, TensorProto)):
         return helper.make_attribute(name, value)
     if isinstance(value, bool) or isinstance(value, (int, np.integer)):
-        return make_attribute(f"{name}_i", int(value))
-    if isinstance(value, float):
-        return make_attribute(f"{name}_f", value)
-    if isinstance(value, str):
-        return make_attribute(f"{name}_s", value)
+        return helper.make_attribute(name, int(value))
+    if isinstance(value, (float, str)):
+        return helper.make_attribute(name, value)
     if isinstance(value, (list, tuple)) and all(isinstance(v, (int, np.integer)) for v in value):
-        return make_attribute(f"{name}_i", [int(v) for v in value])
+        return helper.make_attribute(name, [int(v) for v in value], attr_type=AttributeProto.INTS)
     raise TypeError(f"attribute {name}={value!r}: no ONNX type for it here")
 
 

@@ -15,7 +15,6 @@ Pattern plugins subclass :class:`Pattern`; see docs/plugins.md. Which plugins a 
 import logging as _logging
 
 from .api import FuseResult, ValidateOptions, fuse, inspect, run
-from .graph.attrs import make_attribute, make_attributes
 from .rewrite.customop import CustomOp
 from .errors import (ArgumentTypeError, CannotWriteError, InvalidArgumentError, InvalidModelError, PluginError,
                      SurgeonError, ValidationFailed)
@@ -38,7 +37,23 @@ __all__ = [
     "fuse", "inspect", "run", "validate", "unfuse", "save", "FuseResult", "UnfuseResult", "ValidateOptions", "Report",
     "ValidationReport",
     "Pattern", "Match", "Refusal", "refuse", "not_mine", "NEAR_MISS", "NOT_MINE", "MatchContext", "RewriteContext", "Node", "CustomOp", "PluginSet",
-    "make_attribute", "make_attributes", "SurgeonError", "InvalidModelError", "InvalidArgumentError",
+    "SurgeonError", "InvalidModelError", "InvalidArgumentError",
     "ArgumentTypeError", "CannotWriteError", "ValidationFailed", "PluginError", "Const", "match_template", "TemplateError",
     "sample_by_gathers", "BackWalk",
 ]
+
+
+_RENAMED = {"make_attribute": "attributes are written by value: op.X(alpha=0.5), ctx.add_node(..., alpha=0.5)",
+            "make_attributes": "attributes are written by value: op.X(alpha=0.5), ctx.add_node(..., alpha=0.5)"}
+
+
+def __getattr__(name: str):
+    # The suffixed attribute builders (align_corners_i=0), kept for one release (until 0.2).
+    if name in _RENAMED:
+        import warnings
+
+        from .graph import attrs
+
+        warnings.warn(f"surgeon.{name} is deprecated (until 0.2): {_RENAMED[name]}", DeprecationWarning, stacklevel=2)
+        return getattr(attrs, name)
+    raise AttributeError(f"module 'surgeon' has no attribute {name!r}")

@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 from onnx import AttributeProto
 
-from surgeon import make_attribute, make_attributes
-from surgeon.graph.attrs import read_attribute
+import surgeon
+from surgeon.graph.attrs import make_attribute, make_attributes, read_attribute
 
 
 def test_suffixes_make_typed_attributes():
@@ -36,3 +36,11 @@ def test_suffixes_make_typed_attributes():
 def test_values_that_do_not_fit_their_suffix_are_clear_errors(key, value, message):
     with pytest.raises(ValueError, match=message):
         make_attribute(key, value)
+
+
+def test_the_public_suffixed_builders_are_deprecated_aliases():
+    with pytest.warns(DeprecationWarning, match="surgeon.make_attribute is deprecated"):
+        build = surgeon.make_attribute
+    assert build is make_attribute and "make_attribute" not in surgeon.__all__
+    with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
+        surgeon.no_such_name  # noqa: B018
