@@ -509,7 +509,7 @@ def _():
     return Warp(dtype=torch.float64)
 
 
-class FlowWarp(nn.Module):
+class FlowWarpNet(nn.Module):
     def __init__(self):
         super().__init__()
         self.flow = nn.Conv2d(3, 2, 3, padding=1)
@@ -520,7 +520,7 @@ class FlowWarp(nn.Module):
 
 @case("torch", "neg_flow_warp", {"x": X2}, truth="not affine", chains=0, dynamic={"x": NHW})
 def _():
-    return FlowWarp()
+    return FlowWarpNet()
 
 
 class TanhGrid(nn.Module):

@@ -5,7 +5,7 @@ tests/test_samples.py (which rebuilds the torch module to compare outputs).
 """
 import numpy as np
 
-from samples.lib_models import (AffineExpand, AffineNoopReshape, CondBranch, FlowWarp,
+from samples.lib_models import (AffineExpand, AffineNoopReshape, CondBranch, FlowWarpModule,
                                 GridInput, IfBranch, LibElementwise, LibHomogeneous, LibMatmul,
                                 MultiChain, NonAffineGrid)
 from samples.catalog_forms import FORM_SAMPLES
@@ -116,7 +116,7 @@ SAMPLES += _wrap("affine_noop_reshape", AffineNoopReshape,
                  "grid.reshape(-1, H, W, 2) (a no-op) before the sampler")
 
 SAMPLES += [
-    Sample(f"flow_warp_{ex}_opset{op}.onnx", lambda: FlowWarp((16, 12)),
+    Sample(f"flow_warp_{ex}_opset{op}.onnx", lambda: FlowWarpModule((16, 12)),
            {"x": X2, "flow": [2, 2, 16, 12]}, exname, op, "untouched", 0,
            dynamic={"x": {0: "N"}, "flow": {0: "N"}}, refusal=RUNTIME_DATA,
            alt_inputs={"x": [3] + X2[1:], "flow": [3, 2, 16, 12]},

@@ -12,19 +12,19 @@ import torch
 import torch.nn.functional as F
 
 from samples.lib_models import lin
-from samples.sample_models import AffineGridFn, Sampler
+from samples.sample_models import AffineGridFn, SamplerModule
 
 
 # -- sizes given as data -------------------------------------------------------------------------
 
-class SeedSizeInput(Sampler):
+class SeedSizeInput(SamplerModule):
     """The seed article's recipe with the size a model input (int64 [4])."""
 
     def forward(self, x, theta, size):
         return self.sample(x, AffineGridFn.apply(theta, size))
 
 
-class SeedSizeFromReference(Sampler):
+class SeedSizeFromReference(SamplerModule):
     """The seed recipe with the size cut from two inputs' shapes: N, C of x, H, W of ``ref``."""
 
     def forward(self, x, theta, ref):
@@ -67,7 +67,7 @@ def tv_affine_grid(theta, w, h, ow, oh):
     return output_grid.view(1, oh, ow, 2)
 
 
-class TvRotate(Sampler):
+class TvRotate(SamplerModule):
     """torchvision.transforms.functional.rotate on a tensor batch, written out: a fixed angle,
     the grid from the image's static size, expanded to the batch before sampling."""
 
@@ -84,7 +84,7 @@ class TvRotate(Sampler):
         return self.sample(x, grid)
 
 
-class FixedZoomTile(Sampler):
+class FixedZoomTile(SamplerModule):
     """A fixed theta buffer (batch 1), its grid repeated over the batch with ``repeat`` (Tile)."""
 
     def __init__(self, **kw):
@@ -103,7 +103,7 @@ def pixel_centres(n):
     return (torch.arange(n) * 2 + 1) / n - 1
 
 
-class SecondWarp(Sampler):
+class SecondWarp(SamplerModule):
     """Two warps: an affine one by theta, then a fixed zoom whose grid is built from the first
     warp's output shape only (a meshgrid at run time, scaled)."""
 
@@ -117,7 +117,7 @@ class SecondWarp(Sampler):
 
 # -- theta computed in the graph, grids of other spellings ----------------------------------------
 
-class ChainedMatrices(Sampler):
+class ChainedMatrices(SamplerModule):
     """theta = (translate @ rotate @ scale)[:, :2] built from per-item parameters: a chain of
     homogeneous matrix products ahead of affine_grid."""
 
@@ -132,7 +132,7 @@ class ChainedMatrices(Sampler):
         return self.sample(x, F.affine_grid(theta, x.size(), align_corners=self.ac))
 
 
-class EinsumGrid(Sampler):
+class EinsumGrid(SamplerModule):
     """grid = einsum('nij,hwj->nhwi', theta, base): the homogeneous base as a constant."""
 
     def __init__(self, hw, **kw):
@@ -144,7 +144,7 @@ class EinsumGrid(Sampler):
         return self.sample(x, torch.einsum("nij,hwj->nhwi", theta, self.base))
 
 
-class DisplacementGrid(Sampler):
+class DisplacementGrid(SamplerModule):
     """Registration style: the displacement (affine grid minus identity) added back to the
     identity grid before sampling."""
 
@@ -155,7 +155,7 @@ class DisplacementGrid(Sampler):
         return self.sample(x, identity + displacement)
 
 
-class MonaiResample(Sampler):
+class MonaiResample(SamplerModule):
     """MONAI-like Resample: a homogeneous pixel-space affine on a (row, col) pixel grid centred on
     the image, normalised in place per axis, axes moved last and their order reversed."""
 
@@ -175,7 +175,7 @@ class MonaiResample(Sampler):
         return self.sample(x, grid)
 
 
-class HalfPrecisionGrid(Sampler):
+class HalfPrecisionGrid(SamplerModule):
     """A float16 pipeline: theta cast to half, the grid computed in half through a MatMul with a
     constant base, cast back for a float32 sampler."""
 
@@ -192,7 +192,7 @@ class HalfPrecisionGrid(Sampler):
 
 # -- the silent-wrong traps -----------------------------------------------------------------------
 
-class ElementwiseOp(Sampler):
+class ElementwiseOp(SamplerModule):
     """kornia-like elementwise grid with a non-linear op on one theta coefficient: the identity
     near the identity matrix, so probes that never leave it took it for affine."""
 
@@ -213,7 +213,7 @@ class ElementwiseOp(Sampler):
         return self.sample(x, torch.stack([u, v], -1))
 
 
-class SizeOneRows(Sampler):
+class SizeOneRows(SamplerModule):
     """affine_grid to a single output row (a line profile), align_corners=True: torch, ONNX and
     onnxruntime put that row's coordinate at 0, -1 and +1."""
 

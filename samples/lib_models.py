@@ -6,7 +6,7 @@ but through different ops, so the exported graphs hold the shapes pattern author
 import torch
 import torch.nn.functional as F
 
-from samples.sample_models import Sampler
+from samples.sample_models import SamplerModule
 
 
 def lin(n, align_corners):
@@ -21,7 +21,7 @@ def base_hw3(h, w, align_corners):
     return torch.stack([gx, gy, torch.ones_like(gx)], -1).reshape(h * w, 3)
 
 
-class LibElementwise(Sampler):
+class LibElementwise(SamplerModule):
     """Run-time linspace/meshgrid base, then x' = t00*x + t01*y + t02 one coefficient at a time."""
 
     def grid(self, x, t):
@@ -43,7 +43,7 @@ class LibHomogeneous(LibElementwise):
         return self.sample(x, self.grid(x, M))
 
 
-class LibMatmul(Sampler):
+class LibMatmul(SamplerModule):
     """Constant homogeneous base [H*W, 3] @ theta^T through MatMul; H/W fixed at build time."""
 
     def __init__(self, hw, **kw):
@@ -56,7 +56,7 @@ class LibMatmul(Sampler):
         return self.sample(x, grid)
 
 
-class AffineExpand(Sampler):
+class AffineExpand(SamplerModule):
     """One theta (batch 1) for the whole image batch: the grid is expanded before sampling."""
 
     def forward(self, x, theta):
@@ -65,7 +65,7 @@ class AffineExpand(Sampler):
         return self.sample(x, grid.expand(n, -1, -1, -1))
 
 
-class AffineNoopReshape(Sampler):
+class AffineNoopReshape(SamplerModule):
     """A reshape to the grid's own shape between grid and sampler (exporters leave such things)."""
 
     def forward(self, x, theta):
@@ -73,7 +73,7 @@ class AffineNoopReshape(Sampler):
         return self.sample(x, grid.reshape(-1, x.size(2), x.size(3), 2))
 
 
-class FlowWarp(Sampler):
+class FlowWarpModule(SamplerModule):
     """Negative: identity grid plus a dense flow field; the grid is not an affine function."""
 
     def __init__(self, hw, **kw):
@@ -84,7 +84,7 @@ class FlowWarp(Sampler):
         return self.sample(x, self.base + flow.permute(0, 2, 3, 1))
 
 
-class NonAffineGrid(Sampler):
+class NonAffineGrid(SamplerModule):
     """Negative: tanh of an affine grid before sampling (no theta' reproduces it). Tanh, not
     a cube: a cube amplifies ORT's and torch's last-bit grid differences past 1e-5."""
 
@@ -92,14 +92,14 @@ class NonAffineGrid(Sampler):
         return self.sample(x, torch.tanh(F.affine_grid(theta, x.size(), align_corners=self.ac)))
 
 
-class GridInput(Sampler):
+class GridInput(SamplerModule):
     """Negative: the grid is a model input; there is no theta to fuse."""
 
     def forward(self, x, grid):
         return self.sample(x, grid)
 
 
-class MultiChain(Sampler):
+class MultiChain(SamplerModule):
     """Three chains: two share theta; the third's grid is also a model output."""
 
     def forward(self, x, theta, theta2):
@@ -112,7 +112,7 @@ class MultiChain(Sampler):
         return y, y_small, y_nearest, g3
 
 
-class IfBranch(Sampler):
+class IfBranch(SamplerModule):
     """Reference for the hand-built If model: warp when cond, else pass x through."""
 
     def forward(self, x, theta, cond):
@@ -121,7 +121,7 @@ class IfBranch(Sampler):
         return x
 
 
-class CondBranch(Sampler):
+class CondBranch(SamplerModule):
     """torch.cond version of IfBranch: the dynamo exporter turns it into an If node whose
     then-branch holds the decomposed chain (base grid initializer in the outer graph)."""
 

@@ -22,7 +22,7 @@ def init_params(module, seed):
     return module
 
 
-class Sampler(nn.Module):
+class SamplerModule(nn.Module):
     """Holds grid_sample's settings; subclasses build the grid in different spellings."""
 
     def __init__(self, align_corners=False, mode="bilinear", padding_mode="zeros"):
@@ -34,7 +34,7 @@ class Sampler(nn.Module):
                              align_corners=self.ac)
 
 
-class AffineSample(Sampler):
+class AffineSample(SamplerModule):
     """The plain chain: affine_grid(theta, size) -> grid_sample. out_hw fixes H/W (or D/H/W)."""
 
     def __init__(self, out_hw=None, **kw):
@@ -82,7 +82,7 @@ class AffineGridFn(torch.autograd.Function):
         return g.op("custom.ops::AffineGrid", theta, size, align_corners_i=0)
 
 
-class SeedRecipe(Sampler):
+class SeedRecipe(SamplerModule):
     def forward(self, x, theta):
         # _shape_as_tensor traces to Shape(x); a Python list would freeze the size.
         return self.sample(x, AffineGridFn.apply(theta, torch._shape_as_tensor(x)))
