@@ -195,7 +195,8 @@ def unrunnable_ops(proto: ModelProto, plugins) -> list[str]:
     """One line per custom op in ``proto`` (bodies included) that no plugin of the set can run
     and no model-local function defines, naming the pattern that wrote it: `run` and
     `validate` would stop there, so `fuse` says it at once."""
-    from .runtime.schedule import ORT_DOMAINS, _subgraphs
+    from .graph.node import subgraphs_of
+    from .runtime.schedule import ORT_DOMAINS
     from .runtime.ortops import unrunnable_written
 
     functions = {(f.domain, f.name) for f in proto.functions}
@@ -207,7 +208,7 @@ def unrunnable_ops(proto: ModelProto, plugins) -> list[str]:
             if node.domain not in ORT_DOMAINS and key not in functions and key not in found \
                     and not plugins.can_run(*key):
                 found[key] = next((e.value for e in node.metadata_props if e.key == "surgeon.pattern"), "")
-            for body in _subgraphs(node):
+            for body in subgraphs_of(node):
                 walk(body)
     walk(proto.graph)
     lines = []

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Iterable
 
-from onnx import GraphProto, TensorProto
+from onnx import GraphProto, NodeProto, TensorProto
 
 from .node import _CONTROL_FLOW, _DEFAULT_DOMAINS, Node, subgraphs_of
 
@@ -22,6 +22,14 @@ def free_values(graph: GraphProto) -> set[str]:
             used |= free_values(body)
     used.update(o.name for o in graph.output)
     return used - defined
+
+
+def proto_reads(proto: NodeProto) -> list[str]:
+    """Values a node (a NodeProto) needs: its inputs, and whatever its bodies read from outside."""
+    names = [n for n in proto.input if n]
+    for body in subgraphs_of(proto):
+        names.extend(sorted(free_values(body)))
+    return list(dict.fromkeys(names))
 
 
 def reads_of(node: Node) -> list[str]:

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from onnx import GraphProto, ModelProto
 
 from ..errors import InvalidArgumentError, PluginError
-from .schedule import ORT_DOMAINS, _subgraphs
+from ..graph.node import subgraphs_of
+from .schedule import ORT_DOMAINS
 
 ENGINES = ("auto", "ort", "reference", "openvino")
 
@@ -51,7 +52,7 @@ def custom_ops(model: ModelProto, inlined: bool = True) -> list[tuple[str, str]]
             key = (node.domain, node.op_type)
             if node.domain not in ORT_DOMAINS and key not in functions:
                 found[key] = None
-            for body in _subgraphs(node):
+            for body in subgraphs_of(node):
                 walk(body)
     walk(model.graph)
     return list(found)

@@ -18,7 +18,8 @@ import functools
 
 from onnx import ModelProto
 
-from .schedule import ORT_DOMAINS, _subgraphs
+from ..graph.node import subgraphs_of
+from .schedule import ORT_DOMAINS
 
 _NO_KERNEL_NEEDED = frozenset({"Constant"})  # onnxruntime turns it into an initializer
 
@@ -94,7 +95,7 @@ def unrunnable_written(proto: ModelProto, plugins) -> list[str]:
                 reason = why_not(domain, node.op_type, opsets.get(domain))
                 if reason:
                     found[key] = (pattern, reason)
-            for body in _subgraphs(node):
+            for body in subgraphs_of(node):
                 walk(body)
 
     walk(proto.graph)

@@ -17,7 +17,8 @@ from onnx import GraphProto, NodeProto, TensorProto, helper, numpy_helper
 
 from ..graph.attrs import read_attribute
 from ..errors import PluginError, SurgeonError
-from ..graph.index import free_values
+from ..graph.index import free_values, proto_reads
+from ..graph.node import subgraphs_of
 from ..io.load import tensor_to_array
 from .steps import IfStep, KernelStep, ModelContext, OrtStep
 
@@ -29,24 +30,6 @@ ORT_DOMAINS = frozenset({
 })
 
 INLINE_EXTERNAL_BYTES = 1 << 16
-
-
-def _subgraphs(node: NodeProto) -> list[GraphProto]:
-    found = []
-    for a in node.attribute:
-        if a.type == onnx.AttributeProto.GRAPH:
-            found.append(a.g)
-        elif a.type == onnx.AttributeProto.GRAPHS:
-            found.extend(a.graphs)
-    return found
-
-
-def _reads(node: NodeProto) -> list[str]:
-    """Values a node needs: its inputs and whatever its bodies read from outside."""
-    names = [n for n in node.input if n]
-    for body in _subgraphs(node):
-        names.extend(sorted(free_values(body)))
-    return list(dict.fromkeys(names))
 
 
 def node_label(node: NodeProto) -> str:
@@ -121,7 +104,7 @@ class Planner:
         for node in graph.node:
             if self.is_custom(node):
                 return node
-            for body in _subgraphs(node):
+            for body in subgraphs_of(node):
                 found = self.find_custom(body)
                 if found is not None:
                     return found
@@ -150,7 +133,7 @@ class Planner:
     def _kind(self, node: NodeProto) -> str:
         if self.is_custom(node):
             return "custom"
-        inner = [self.find_custom(b) for b in _subgraphs(node)]
+        inner = [self.find_custom(b) for b in subgraphs_of(node)]
         inner = [n for n in inner if n is not None]
         if not inner:
             return "std"
@@ -166,7 +149,7 @@ class Planner:
         consts.update({t.name: t for t in graph.initializer})
         nodes = list(graph.node)
         producer = {o: i for i, n in enumerate(nodes) for o in n.output if o}
-        reads = [_reads(n) for n in nodes]
+        reads = [proto_reads(n) for n in nodes]
 
         # Only what the wanted values depend on is planned (and needs kernels).
         needed: set[int] = set()
@@ -243,7 +226,7 @@ class Planner:
         inputs: dict[str, None] = {}
         inits: dict[str, TensorProto] = {}
         for n in members:
-            for r in _reads(n):
+            for r in proto_reads(n):
                 if r in made or r in inputs or r in inits:
                     continue
                 if r in producer or r in available or r not in consts:

@@ -13,7 +13,7 @@ import hashlib
 import numpy as np
 from onnx import NodeProto
 
-from ..runtime.schedule import _reads
+from ..graph.index import proto_reads
 
 
 def structure_key(nodes: list[NodeProto], produces: list[str], values: dict, drawn: set[str]) -> bytes:
@@ -40,7 +40,7 @@ def structure_key(nodes: list[NodeProto], produces: list[str], values: dict, dra
         bare.name = bare.doc_string = ""
         del bare.metadata_props[:], bare.input[:], bare.output[:]
         digest.update(bare.SerializeToString(deterministic=True))
-        digest.update(b"|".join(ref(r) for r in _reads(node)))
+        digest.update(b"|".join(ref(r) for r in proto_reads(node)))
         for out in node.output:
             ids.setdefault(out, b"made%d" % len(ids))
             digest.update(ids[out])

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from onnx import GraphProto
 
-from ..runtime.schedule import _reads
+from ..graph.index import proto_reads
 
 SHAPES = ("Shape", "Size")  # ops that read only their input's shape
 
@@ -25,7 +25,7 @@ def computed_from(graph: GraphProto, inputs: list[str]) -> tuple[dict[str, int],
         if node.op_type in SHAPES:
             continue
         mask = 0
-        for r in _reads(node):
+        for r in proto_reads(node):
             mask |= found.get(r, 0)
         if mask:
             for out in node.output:

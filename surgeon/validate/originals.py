@@ -10,7 +10,7 @@ from onnx import GraphProto, ModelProto, NodeProto, helper
 
 from ..io.load import LoadedModel
 from .discontinuous import deciding_inputs
-from ..runtime.schedule import _reads
+from ..graph.index import proto_reads
 from .regions import RewriteRegion, original_slice
 from . import rounding, ulps
 
@@ -28,7 +28,7 @@ def original_parts(original: ModelProto, regions: list[RewriteRegion]) -> list[l
 def part_values(part: list[NodeProto]) -> list[str]:
     """What the rounding probe moves in ``part``: the values it reads (constants too) and
     computes. The original's run keeps them."""
-    return list(dict.fromkeys([r for n in part for r in _reads(n)] + [o for n in part for o in n.output if o]))
+    return list(dict.fromkeys([r for n in part for r in proto_reads(n)] + [o for n in part for o in n.output if o]))
 
 
 def parts_graph(original: LoadedModel, regions: list[RewriteRegion], parts: list[list[NodeProto]], reference: dict,
@@ -48,7 +48,7 @@ def parts_graph(original: LoadedModel, regions: list[RewriteRegion], parts: list
             copy.name = ""
             copy.output[:] = [local.get(o, o) for o in node.output]
             copies.append(copy)
-            inputs.update(dict.fromkeys(r for r in _reads(node) if r not in made))
+            inputs.update(dict.fromkeys(r for r in proto_reads(node) if r not in made))
         holder = helper.make_graph(copies, "part", [], [])
         rounding.rewire(holder, local)  # bodies that read a value of the part read its copy
         nodes.extend(holder.node)
@@ -117,7 +117,7 @@ def pinned(nodes: list[NodeProto], moved) -> list[str]:
     reached = set(moved)
     found = []
     for node in nodes:  # in graph order: a node's inputs come before it
-        if not any(r in reached for r in _reads(node)):
+        if not any(r in reached for r in proto_reads(node)):
             continue
         outputs = [o for o in node.output if o]
         reached.update(outputs)

@@ -20,7 +20,9 @@ from onnx import GraphProto, ModelProto, NodeProto, helper, numpy_helper
 from ..graph.index import free_values
 from ..io.load import LoadedModel, tensor_to_array
 from ..reportfields import NodeRef
-from ..runtime.schedule import _reads, _subgraphs, node_label
+from ..graph.index import proto_reads
+from ..graph.node import subgraphs_of
+from ..runtime.schedule import node_label
 from .written import WrittenNodes
 
 SUFFIX = "@rewritten"
@@ -102,7 +104,7 @@ def find_regions(original: ModelProto, rewritten: ModelProto, is_custom) -> tupl
     nodes = list(graph.node)
     inits = {t.name for t in graph.initializer}
     producer = {o: i for i, n in enumerate(nodes) for o in n.output if o}
-    reads = [_reads(n) for n in nodes]
+    reads = [proto_reads(n) for n in nodes]
     live = _live(reads, producer, [o.name for o in graph.output])
     new = [written.is_new(n) for n in nodes]
     dead = sum(len(written.within(n)) for i, n in enumerate(nodes) if i not in live and new[i])
@@ -148,7 +150,7 @@ def find_regions(original: ModelProto, rewritten: ModelProto, is_custom) -> tupl
             for r in direct:
                 if r in known and r not in made:
                     leaves[r] = None
-            for body in _subgraphs(nodes[i]):  # bodies' outer reads are not renamed: they see the original's
+            for body in subgraphs_of(nodes[i]):  # bodies' outer reads are not renamed: they see the original's
                 for r in sorted(free_values(body)):
                     if r in known:
                         leaves[r] = None
@@ -217,7 +219,7 @@ def original_slice(nodes: list[NodeProto], producer: dict[str, int], region: Rew
         if i is None or i in found:
             continue
         found.add(i)
-        stack.extend(_reads(nodes[i]))
+        stack.extend(proto_reads(nodes[i]))
     return sorted(found)
 
 

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 from onnx import GraphProto, TensorProto, helper, numpy_helper
 
-from ..runtime.schedule import _subgraphs
+from ..graph.node import subgraphs_of
 
 AMPLITUDE_ULPS = 8
 TRIALS = 16  # 8 pairs: each move, then its opposite
@@ -126,7 +126,7 @@ def rewire(graph: GraphProto, renamed: dict[str, str]) -> None:
     (where a body does not define the name itself)."""
     for node in graph.node:
         node.input[:] = [renamed.get(i, i) for i in node.input]
-        for body in _subgraphs(node):
+        for body in subgraphs_of(node):
             own = ({i.name for i in body.input} | {t.name for t in body.initializer}
                    | {o for n in body.node for o in n.output})
             inner = {k: v for k, v in renamed.items() if k not in own}

@@ -33,7 +33,7 @@ from .dependence import SHAPES, computed_from, entangled
 from .draws import declared_draws, source
 from ..runtime.inputs import describe
 from .originals import probe_parts
-from ..runtime.schedule import _reads
+from ..graph.index import proto_reads
 from .regions import check_model, top_level_values
 from .scaledparts import OriginalParts
 
@@ -44,7 +44,7 @@ def data_values(graph: onnx.GraphProto) -> set[str]:
     """Top-level values computed from the data of the graph's inputs, not only their shapes."""
     data = {i.name for i in graph.input} - {t.name for t in graph.initializer}
     for node in graph.node:
-        if node.op_type not in SHAPES and any(r in data for r in _reads(node)):
+        if node.op_type not in SHAPES and any(r in data for r in proto_reads(node)):
             data.update(o for o in node.output if o)
     return data
 
@@ -72,7 +72,7 @@ def check_scales(report, regions: list, parts: list, orig, rew, feeds: dict, ref
                                 "inputs from another)")
             continue
         made = {o for n in part for o in n.output if o}
-        if any(r in data and r not in region.leaves for n in part if n.op_type not in SHAPES for r in _reads(n)
+        if any(r in data and r not in region.leaves for n in part if n.op_type not in SHAPES for r in proto_reads(n)
                if r not in made):  # (a shape it reads stays as it was: the drawn inputs keep their shapes)
             report.notes.append(f"{report.rewrites[k].label}: not drawn at scale (its original reads data the "
                                 "rewrite does not)")
@@ -115,7 +115,7 @@ def _inputs(regions, parts, chosen, orig, rew, feeds, reference) -> dict:
     wanted = []
     for k in chosen:
         made = {o for n in parts[k] for o in n.output if o}
-        wanted += [r for n in parts[k] for r in _reads(n) if r not in made] + regions[k].leaves
+        wanted += [r for n in parts[k] for r in proto_reads(n) if r not in made] + regions[k].leaves
     missing = [n for n in dict.fromkeys(wanted) if n not in reference]  # constants, mostly: no run
     kept = {**{n: reference[n] for n in wanted if n in reference}, **(orig.run(feeds, missing) if missing else {})}
     added = {c for k in chosen for c in regions[k].constants}

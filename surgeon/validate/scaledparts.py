@@ -12,7 +12,7 @@ import onnx
 
 from ..io.load import LoadedModel
 from .originals import model_of, parts_graph
-from ..runtime.schedule import _reads
+from ..graph.index import proto_reads
 from .rounding import all_names
 
 
@@ -26,7 +26,7 @@ class OriginalParts:
         reads = set()
         for part in parts:
             made = {o for n in part for o in n.output if o}
-            reads.update(r for n in part for r in _reads(n) if r not in made)
+            reads.update(r for n in part for r in proto_reads(n) if r not in made)
         given = {s.name for s in orig.specs} | {t.name for t in orig.proto.graph.initializer}
         self.made = [[o for n in part for o in n.output if o] for part in parts]
         self.direct = reads <= given

@@ -13,7 +13,7 @@ from __future__ import annotations
 from onnx import AttributeProto, GraphProto, ModelProto, NodeProto
 
 from ..reportfields import body_scope
-from ..runtime.schedule import _subgraphs
+from ..graph.node import subgraphs_of
 
 
 def node_key(node: NodeProto) -> bytes:
@@ -38,7 +38,7 @@ class WrittenNodes:
     def _add(self, graph: GraphProto) -> None:
         for node in graph.node:
             self._keys.add(node_key(node))
-            for body in _subgraphs(node):
+            for body in subgraphs_of(node):
                 self._add(body)
 
     def is_new(self, node: NodeProto) -> bool:
