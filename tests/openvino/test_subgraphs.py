@@ -17,6 +17,7 @@ from click.testing import CliRunner
 import surgeon
 import surgeon_ops.ort
 from surgeon.cli import cli
+from surgeon.io.wire import varint
 from surgeon.lint import lint
 
 from .subgraph_models import MODELS, feeds
@@ -123,7 +124,7 @@ def test_lint_flags_a_file_openvino_does_not_recognise(written, core, tmp_path):
     graph = model.graph.SerializeToString()
     head = onnx.ModelProto(ir_version=model.ir_version, opset_import=model.opset_import).SerializeToString()
     shuffled = tmp_path / "shuffled.onnx"
-    shuffled.write_bytes(head + b"\x3a" + _varint(len(graph)) + graph)  # field 7 (graph), length-delimited
+    shuffled.write_bytes(head + b"\x3a" + varint(len(graph)) + graph)  # field 7 (graph), length-delimited
     assert onnx.load(shuffled) == model
     with pytest.raises(Exception, match="Unable to read the model"):
         core.read_model(str(shuffled))
@@ -136,11 +137,3 @@ def test_lint_flags_a_file_openvino_does_not_recognise(written, core, tmp_path):
     subprocess.run(command.replace("python", sys.executable, 1), shell=True, check=True, cwd=tmp_path)
     core.compile_model(core.read_model(str(tmp_path / "shuffled.ordered.onnx")), "CPU")
 
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while n > 0x7F:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
