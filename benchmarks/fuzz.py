@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing as mp
+import re
 import resource
 import sys
 import tempfile
@@ -644,6 +645,7 @@ def campaign(args, samples: list[str], manifest: dict, out: str) -> None:
     args.cases; findings saved in ``out``; prints the summary line."""
     workers = [Worker(samples, manifest) for _ in range(args.jobs)]
     counts, start, index = Counter(), time.monotonic(), 0
+    missed = Counter()  # affine mutants not fused, by reason (numbers and names folded)
     deadline = start + args.minutes * 60
     bad = ("crash", "hang", "wrong", "broken", "engine")
     more = lambda: time.monotonic() < deadline and (args.cases is None or index < args.cases)  # noqa: E731
@@ -658,6 +660,8 @@ def campaign(args, samples: list[str], manifest: dict, out: str) -> None:
                 if verdict.get("affine") and verdict["kind"] != "invalid":
                     counts["affine"] += 1
                     counts["affine fused"] += verdict["kind"] == "fused"
+                    if verdict["kind"] != "fused":
+                        missed[_folded(verdict.get("detail") or verdict["kind"])] += 1
                 counts["rewrites"] += verdict.get("rewrites", 0)
                 counts["raised"] += "raised" in verdict
                 if verdict["kind"] in bad or "raised" in verdict:
@@ -675,6 +679,14 @@ def campaign(args, samples: list[str], manifest: dict, out: str) -> None:
           f"pattern exceptions {counts['raised']}; completeness {counts['affine fused']} of {counts['affine']} "
           f"affine mutants fused" + (f"; findings in {out}/findings.jsonl"
                                                       if any(counts[k] for k in (*bad, "raised")) else ""))
+    for reason, count in missed.most_common(8):  # completeness's other side: what the missed ones were told
+        print(f"  missed affine: {count} x {reason}")
+
+
+def _folded(reason: str) -> str:
+    """A refusal with its numbers and quoted names folded, so that one cause counts once."""
+    reason = re.sub(r"'[^']*'", "'…'", reason.splitlines()[0] if reason else "")
+    return re.sub(r"-?\d+(\.\d+)?(e-?\d+)?", "#", reason)[:160]
 
 
 if __name__ == "__main__":
