@@ -5,7 +5,7 @@ run time: ``[1, 2/W, H/W, 2/(W - 1) ...]`` made of Shape, Gather, Cast, Sub, Mul
 from __future__ import annotations
 
 import numpy as np
-from onnx import TensorProto, helper
+from onnx import helper
 
 from .scaling import DimScaling
 

@@ -12,7 +12,7 @@ import onnx
 from onnx import GraphProto, ModelProto
 
 from ..errors import PluginError, SurgeonError
-from ..graph import BackWalk, GraphIndex, Node
+from ..graph import GraphIndex, Node
 from ..graph.index import reads_of
 from ..graph.node import subgraphs_of
 from ..graph.fold import ConstantFolder

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
-import onnx
 from onnx import GraphProto, ModelProto, TypeProto, ValueInfoProto, helper
 
 from ..errors import InvalidArgumentError

@@ -130,7 +130,6 @@ def linspace_grid(threshold: float | None = 1.0, nan_x_at_one: bool = False, shi
     g = GraphBuilder()
     x = g.input("x", ["N", 3, "H", "W"])
     theta = g.input("theta", ["N", 2, 3])
-    shape = g.op("Shape", x)
 
     def axis(a):
         n = g.op("Cast", g.op("Squeeze", g.op("Shape", x, start=a, end=a + 1)), to=TensorProto.FLOAT)

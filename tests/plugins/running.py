@@ -16,7 +16,6 @@ from onnx import helper
 from onnx.reference import ReferenceEvaluator
 from onnx.reference.op_run import OpRun
 
-import surgeon
 from surgeon.graph.attrs import read_attribute
 
 ROOT = Path(__file__).resolve().parents[2]

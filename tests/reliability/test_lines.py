@@ -7,7 +7,6 @@ import subprocess
 import sys
 
 import numpy as np
-import pytest
 from onnx import helper
 
 from ..builders import WEIGHTED_WARP_HW, weighted_warp_model, write_model
