@@ -54,6 +54,10 @@ def conclude(ident, base: dict, first: Outcome, ac: int) -> Verdict | Refusal:
                                "elsewhere: whether the model keeps it there is not known")
             pinned_groups.add(g)
             verdict.pinned[rep] = base[rep]
+    if len(pinned_groups) > 1:
+        elsewhere = _pinned_elsewhere(ident, base, ac, pinned_groups)
+        if elsewhere:
+            return Refusal(elsewhere)
     refusal = _empty_batch(ident, base, ac, pinned_groups, first, follows, verdict)
     if refusal:
         return refusal
@@ -129,10 +133,45 @@ def _tie_co_valued(ident, base: dict, ac: int) -> None:
                 for h in partners:
                     together = plan.with_value(together, h, trial[plan.rep(g)])
                 if _runs(ident.check(together, (ac,), salt=g + 1)):
+                    partners = _needed(ident, trial, together, g, partners, ac)
                     merged = sorted(c for i in [g, *partners] for c in plan.groups[i])
                     plan.groups = [m for i, m in enumerate(plan.groups) if i not in (g, *partners)] + [merged]
                     changed = True
                     break
+
+
+def _needed(ident, trial: dict, together: dict, g: int, partners: list, ac: int) -> list:
+    """The partners group ``g`` must move with for the region to run: each one left at its own
+    value where the region still runs without it (a dim that merely shares the probe's value is no
+    tie: H and W both at 2 are not one dim because a table's length follows W)."""
+    plan, needed = ident.dims, list(partners)
+    for h in list(partners):
+        rest = [i for i in needed if i != h]
+        alone = dict(trial)
+        for i in rest:
+            alone = plan.with_value(alone, i, trial[plan.rep(g)])
+        if _runs(ident.check(alone, (ac,), salt=g + 1)):
+            needed = rest
+    return needed
+
+
+def _pinned_elsewhere(ident, base: dict, ac: int, pinned: set) -> str | None:
+    """Sizes baked into constants bind one size only if no other runs: two pinned dims swapped, or
+    one doubled while the other halves (a Reshape to H * W elements takes both), must not run."""
+    plan, sym = ident.dims, ident.symbols
+    groups = sorted(pinned)
+    for i, g in enumerate(groups):
+        for h in groups[i + 1:]:
+            a, b = base[plan.rep(g)], base[plan.rep(h)]
+            trials = [(b, a)] if a != b else []
+            trials += [(2 * a, b // 2)] if b % 2 == 0 and b > 1 else []
+            for va, vb in trials:
+                trial = plan.with_value(plan.with_value(base, g, va), h, vb)
+                if _runs(ident.check(trial, (ac,), salt=95 + g)):
+                    return (f"the grid runs with {sym.name(plan.rep(g), va)} and {sym.name(plan.rep(h), vb)} as well "
+                            f"as at the sizes baked into its constants ({sym.name(plan.rep(g), a)}, "
+                            f"{sym.name(plan.rep(h), b)}): they are not one size, and the rewrite would be written for one")
+    return None
 
 
 def _runs(result) -> bool:

@@ -15,11 +15,11 @@ from samples.spec import NB, T2, T2B, T3, X2, X2B, X3, Sample
 RUNTIME_DATA = "run-time data other than one theta-shaped tensor"
 
 
-def _affine(file, exporter, opset, ac=0, mode="bilinear", pad="zeros", dims=2, **kw):
+def _affine(file, exporter, opset, ac=0, mode="bilinear", pad="zeros", dims=2, expected=("fuse", 1), **kw):
     shape_x, shape_t = (X2, T2) if dims == 2 else (X3, T3)
     kw.setdefault("inputs", {"x": shape_x, "theta": shape_t})
     return Sample(file, lambda: AffineSample(align_corners=bool(ac), mode=mode, padding_mode=pad),
-                  exporter=exporter, opset=opset, expected="fuse", chains=1, align_corners=ac,
+                  exporter=exporter, opset=opset, expected=expected[0], chains=expected[1], align_corners=ac,
                   mode=mode, padding_mode=pad, dims=dims, **kw)
 
 
@@ -58,9 +58,12 @@ SAMPLES = [
     _affine("affine_dynamo_opset18_2d_auto.onnx", "dynamo", 18, auto=True,
             dynamic={"x": {0: "N", 2: "H", 3: "W"}, "theta": {0: "N"}},
             alt_inputs=_alt_batch(),
+            expected=("untouched", 0), refusal="as well as at the sizes baked into its constants",
             notes="Dim.AUTO: H/W symbolic in the signature, linspace endpoints computed from "
-                  "Shape(x), but the arange constants (12, 16 steps) are baked: only the "
-                  "batch really moves; other H/W fail in Reshape. theta batch has its own symbol"),
+                  "Shape(x), but the arange constants (12, 16 steps) are baked: it runs wherever "
+                  "H * W = 192 (12 x 16, 24 x 8), its grid then the 16 x 12 one reshaped, no affine "
+                  "grid: refused while H, W are dynamic (it fuses with --input-shape). theta batch has "
+                  "its own symbol"),
     Sample("seed_custom_affinegrid_opset16.onnx", lambda: SeedRecipe(), {"x": X2, "theta": T2},
            "torchscript+autograd_symbolic", 16, "fuse", 1, dynamic=NB, alt_inputs=_alt_batch(),
            notes="custom.ops::AffineGrid(theta, Shape(x)); ORT cannot run it as exported"),

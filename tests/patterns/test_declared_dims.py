@@ -51,18 +51,18 @@ def test_a_graph_outputs_declared_dims_are_not_believed():
             assert_warp_outputs(got, want, feeds)
 
 
-def test_a_size_baked_into_constants_binds_only_while_there_are_items():
-    # the dynamo export reshapes a 16 x 12 base grid: with items it runs only at 16 x 12, with no
-    # items at any size (there is nothing to count), and its output then follows x
+def test_sizes_baked_into_constants_that_bind_several_sizes_are_refused():
+    # the dynamo export reshapes a 16 x 12 base grid: it runs wherever H * W = 192, its grid at
+    # 12 x 16 the 16 x 12 one reshaped (no affine grid, where a rewrite would compute one): refused
+    # while H, W are dynamic, fused once they are fixed
     name = "affine_dynamo_opset18_2d_auto.onnx"
-    result = fuse_sample(name)
-    assert op_counts(result.model)["custom.ops::FusedGridSample"] == 1
-    assert not [w for r in result.report.rewrites for w in r.warnings if "only runs with" in w]
     model = onnx.load(os.path.join(MODELS, name))
     rng = np.random.default_rng(1)
-    for n, h, w in ((2, 16, 12), (0, 16, 12), (0, 6, 5)):
-        feeds = {"x": rng.random((n, 3, h, w), dtype=np.float32), "theta": rng.random((n, 2, 3), dtype=np.float32)}
-        got, want = _fused_output(result.model, feeds), ort_run(model, feeds)[0]
-        assert got.shape == want.shape == (n, 3, h, w)
-        if n:
-            assert_warp_outputs(got, want, feeds)
+    feeds = {"x": rng.random((2, 3, 12, 16), dtype=np.float32), "theta": rng.random((2, 2, 3), dtype=np.float32)}
+    assert ort_run(model, feeds)[0].shape == (2, 3, 12, 16)  # the hazard: it runs there
+    result = fuse_sample(name)
+    assert not result.report.rewrites
+    reasons = " | ".join(r.reason for r in result.report.refusals)
+    assert "s53=12 (x[2]) and s0=16 (x[3]) as well as at the sizes baked into its constants" in reasons, reasons
+    fixed = fuse_sample(name, input_shapes={"x": [2, 3, 16, 12], "theta": [2, 2, 3]})
+    assert op_counts(fixed.model)["custom.ops::FusedGridSample"] == 1

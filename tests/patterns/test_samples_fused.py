@@ -109,21 +109,6 @@ def test_seed_output_dims_repaired():
     assert declared(model, "y")[1] == ["N", 3, 16, 12]
 
 
-def test_dim_auto_follows_baked_sizes_with_no_items():
-    # 16 x 12 is baked into constants, but with no items the original runs at any size and its
-    # output follows x's: the size is read from x (test_declared_dims.py), except for a TensorRT
-    # plugin, which takes it as an attribute and says so
-    result = fuse_sample("affine_dynamo_opset18_2d_auto.onnx")
-    (node,) = custom_nodes(result.model, "FusedGridSample")
-    assert "output_size" not in {a.name for a in node.attribute} and len(node.input) == 3
-    assert not result.report.rewrites[0].warnings
-    trt = fuse_sample("affine_dynamo_opset18_2d_auto.onnx", target="tensorrt")
-    (node,) = [n for n in trt.model.graph.node if n.domain and n.domain != "ai.onnx"]
-    assert [a.ints for a in node.attribute if a.name == "output_size"] == [[16, 12]]
-    warnings = trt.report.rewrites[0].warnings
-    assert any("s53=16" in w and "while it has items" in w for w in warnings) and any("s0=12" in w for w in warnings)
-
-
 def test_homogeneous_theta_is_sliced():
     model = fuse_sample("lib_homogeneous_ts_opset17.onnx").model
     (node,) = custom_nodes(model, "FusedGridSample")
