@@ -53,6 +53,9 @@ CASES = {
     "2040:8474": "a map fitted past fmod(theta + 30, 60) - 30: -30 held only to float32's rounding at 30",
     "2040:8954": "a map of theta applied to a batch of 0 items: ValueError in match",
     "2041:4795": "a constant grid truncated to an int32 fixed point at 2^-20: 8 float32 steps passed a 16-step fit",
+    "2046:8248": "H and W tied because both sat at the probe's 2 while a table's length followed W",
+    "2046:10657": "every dim tied into one group at a shared probe value: the output size followed the batch",
+    "2046:10041": "sizes baked into a Reshape to H * W: the region also ran with H and W swapped",
 }
 
 
