@@ -11,8 +11,6 @@ surgeon_ops.tensorrt: plugin lookup attributes, static output sizes only); ``onn
 
 from __future__ import annotations
 
-from onnx import TensorProto
-
 from surgeon import BackWalk, Match, MatchContext, Node, Pattern, Refusal, RewriteContext, refuse
 from surgeon_ops.node_kernels import CUSTOM_OPS
 from surgeon_ops.tensorrt import profile as tensorrt_profile
@@ -58,10 +56,6 @@ class AffineGridSample(Pattern):
             return None  # already the form this pattern writes (rewriting it again drops its declared atol)
         if _native_ours(ctx, producer, self.name):
             return None  # ONNX's own pair this pattern wrote for a type the contract lacks
-        if written and producer.is_op("AffineGrid") and ctx.dtype(sampler.x) == TensorProto.DOUBLE:
-            # what this pattern writes for a type the contract lacks: nothing to gain, said once
-            return refuse("already ONNX's own AffineGrid + GridSample on a double image, which the contract's ops "
-                          "(float32, float16) do not take")
         found = self._recognise(ctx, sampler)  # cut, prove, identify
         if isinstance(found, Refusal):
             return found

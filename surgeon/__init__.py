@@ -43,17 +43,17 @@ __all__ = [
 ]
 
 
-_RENAMED = {"make_attribute": "attributes are written by value: op.X(alpha=0.5), ctx.add_node(..., alpha=0.5)",
-            "make_attributes": "attributes are written by value: op.X(alpha=0.5), ctx.add_node(..., alpha=0.5)"}
+_SUFFIXED = ("make_attribute", "make_attributes")
 
 
 def __getattr__(name: str):
     # The suffixed attribute builders (align_corners_i=0), kept for one release (until 0.2).
-    if name in _RENAMED:
+    if name in _SUFFIXED:
         import warnings
 
         from .graph import attrs
 
-        warnings.warn(f"surgeon.{name} is deprecated (until 0.2): {_RENAMED[name]}", DeprecationWarning, stacklevel=2)
+        warnings.warn(f"surgeon.{name} is deprecated (until 0.2): attributes are written by value, op.X(alpha=0.5), "
+                      "ctx.add_node(..., alpha=0.5)", DeprecationWarning, stacklevel=2)
         return getattr(attrs, name)
     raise AttributeError(f"module 'surgeon' has no attribute {name!r}")
