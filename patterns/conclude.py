@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from surgeon import Refusal
 
-from .small_dims import combinations
+from surgeon.recognise import Computed, Failure, Follows, Static, combinations
+
 from .sources import MapSource
-from .verdict import Computed, Failure, Follows, Outcome, Static, Verdict
+from .verdict import Outcome, Verdict
 
 def conclude(ident, base: dict, first: Outcome, ac: int) -> Verdict | Refusal:
     _tie_co_valued(ident, base, ac)
@@ -185,7 +186,7 @@ def _size_one(ident, base: dict, ac: int, pinned: set, verdict: Verdict) -> Refu
     plan = ident.dims
     moved = dict(verdict.size_one)
     free = [g for g in range(len(plan.groups)) if g not in pinned]
-    # a region proved past a branch at size 1 (small_dims.py) is checked at every combination
+    # a region proved past a branch at size 1 (surgeon.recognise.small_dims) is checked at every combination
     ones_sets = combinations(free) if ident.proof and ident.proof.small_dims else [(g,) for g in free]
     for ones in ones_sets:
         assign = base
@@ -236,7 +237,7 @@ def _broadcasts(ident, base: dict, ac: int, batch) -> bool:
     """theta's batch tied to the grid's and to other dims (the image's): does the region also
     take a theta of batch 1 and give the grid the others' batch?"""
     plan = ident.dims
-    tb = ident.symbols.theta_batch_class
+    tb = ident.symbols.variable_batch_class
     if tb is None or not isinstance(batch, Follows) or plan.group_of(tb) != plan.group_of(batch.cls):
         return False
     if len(plan.groups[plan.group_of(tb)]) < 2:
@@ -250,7 +251,7 @@ def _broadcasts(ident, base: dict, ac: int, batch) -> bool:
 def _size_source(ident, outcomes: list[Outcome]) -> tuple[int, bool] | None:
     """A grid op whose size tensor held the output's spatial dims in every run; whether it
     also held the sampler's N and C (then it is the size input as it is)."""
-    image = ident.symbols.image
+    image = ident.symbols.anchor
     for i in outcomes[0].sizes:
         if not all(o.sizes.get(i, [])[2:] == list(o.shape[1:-1]) for o in outcomes):
             continue

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from onnx import TensorProto, helper
 
-from .pieces import Fixed
+from surgeon.recognise import Fixed
 
 
 def compensate(writer, theta: str, elem: int, batch) -> str:

@@ -10,7 +10,7 @@ alone (which output dims follow it), set to 1 (a size-1 coordinate of torch's 0,
 which the rewrite reproduces), and theta's batch is set to 1 (does the region broadcast it).
 A class the region only accepts at one value (sizes baked into constants) is pinned there. Dims
 are never linked by name: only when the region does not run with every dim distinct are classes
-tied (``ties.py``), and each tie is kept only if splitting it fails.
+tied (``surgeon.recognise.ties``), and each tie is kept only if splitting it fails.
 
 Decides: a ``Verdict`` (align_corners, the map or fitted theta, which output dims follow which
 input dims, size-1 coordinates, theta's batch), or a ``Refusal``.
@@ -24,20 +24,17 @@ import numpy as np
 from onnx import TensorProto, helper
 
 from surgeon import MatchContext, Refusal, SurgeonError
-from surgeon.recognise import BRANCH, evaluate_region
+from surgeon.recognise import (BRANCH, DimPlan, Failure, Symbols, evaluate_region, measure, partitions, prove_beyond_one,
+                               search, size_hints, split)
 
-from . import ties
 from .conclude import conclude
 from .cut import Cut, theta_layout
-from .dims import DimPlan, Symbols
 from .prove import DoesNotRun, GridProof, prove_grid, unread
 from .region import GridRegion, ProbeFailed
 from .reparam import ThetaMap, fit_items, fit_map
-from .scaling import measure
-from .small_dims import prove_beyond_one
 from .sources import FixedSource, MapSource, PlainSource
 from .thetas import KIND_COUNT
-from .verdict import Failure, Outcome, Verdict, stale_grid_type
+from .verdict import Outcome, Verdict, stale_grid_type
 from .verify import GRID_TOLERANCES, TOLERANCES, Agreement, compare, precision
 
 MAP_SALT = 101  # probe thetas that fit a map are not the ones that then check it
@@ -101,14 +98,14 @@ class Identifier:
             expected = self.source.expected(thetas, assign)
             if expected.shape[0] not in (1, grid.shape[0]):
                 return Failure(f"the grid's batch {grid.shape[0]} is neither theta's ({expected.shape[0]}) "
-                               "nor a broadcast of it", ran=True, grid_batch=grid.shape[0])
+                               "nor a broadcast of it", ran=True, batch=grid.shape[0])
             result = compare(grid, expected, acs, self.grid_tol, nan_free)
             if not isinstance(result, Agreement):
                 what = {"plain": "affine_grid(theta)", "map": "affine_grid of an affine map of theta",
                         "fixed": "affine_grid of the fitted theta"}[self.mode]
                 settings = " or ".join(map(str, acs))
                 return Failure(f"the grid is not {what} for align_corners {settings}: {result.describe(labels)}",
-                               ran=True, nonfinite=bool(np.isnan(result.error)), grid_batch=grid.shape[0])
+                               ran=True, nonfinite=bool(np.isnan(result.error)), batch=grid.shape[0])
             if agreement is not None and result != agreement:
                 return Failure("the grid's size-1 convention changes between probe thetas", ran=True)
             agreement, acs = result, (result.align_corners,)
@@ -132,16 +129,16 @@ class Identifier:
         grid = np.asarray(values[self.cut.grid] if self.cut.grid in values else self.ctx.constant(self.cut.grid))
         if sum(np.size(v) for v in values.values()) <= SHARED_SESSION_ELEMENTS:
             self.region.share_session_with_proof(feeds, values)
-        image_batch = self.symbols.concrete(self.symbols.image, base)[0]
+        image_batch = self.symbols.concrete(self.symbols.anchor, base)[0]
         if grid.ndim and grid.shape[0] != image_batch:  # the sampler would refuse these dims: not the model's
             return Failure(f"the grid's batch {grid.shape[0]} is not the image's ({image_batch}) at these dims",
-                           ran=False, grid_batch=grid.shape[0])
+                           ran=False, batch=grid.shape[0])
         try:
             proof = prove_grid(self.ctx, self.cut, self.symbols, feeds, not fed, self.dims.group_of, values)
         except DoesNotRun as exc:
             return Failure(f"the region does not run on probe dims: {exc}", ran=False)
         if isinstance(proof, Refusal) and BRANCH in proof.reason:  # settled but at size 1?
-            proof = prove_beyond_one(self, base, proof)
+            proof = prove_beyond_one(self.dims, base, proof, self.prove_at)
         if isinstance(proof, Refusal):
             raise Refused(proof.reason)
         if fed and self.mode == "plain":
@@ -247,7 +244,7 @@ class Identifier:
             targets += list(fitted.reshape(fitted.shape[0], -1))
         return fit_map(np.array(sources), np.array(targets), self.tol)
 
-    # -- coefficients that follow the dims (scaling.py) -------------------------------------------
+    # -- coefficients that follow the dims (surgeon.recognise.scaling)----------------------------------------
 
     def _coefficients_at(self, assign: dict, ac: int) -> np.ndarray | None:
         """The fitted theta's (or map's) coefficients at these dims, flat, or None."""
@@ -302,7 +299,7 @@ class Identifier:
 
     def _identify(self) -> Verdict | Refusal:
         failures, found = [], None
-        for plan in ties.partitions(self.symbols):  # every partition gets its turn
+        for plan in partitions(self.symbols):  # every partition gets its turn
             self.dims = plan
             base = plan.base()
             result = self.start(base)
@@ -311,14 +308,15 @@ class Identifier:
                 break
             failures.append(result)
         if found is None and not any(f.ran for f in failures):
-            found = ties.search(self, self.dims.base())
+            hints = size_hints(self.ctx, self.cut.constants, self.cut.nodes, self.cut.grid)
+            found = search(self.dims, self.dims.base(), self.start, hints)
         if found is None:
             ran = [f for f in failures if f.ran]
             return Refusal((ran or failures)[0].reason)
         base, outcome = found
         ac = outcome.agreement.align_corners
         if any(len(g) > 1 for g in self.dims.groups):
-            base = ties.split(self, base, ac)
+            base = split(self.ctx, self.dims, base, lambda trial: self.check(trial, (ac,), salt=5), "the grid is affine")
             if isinstance(base, Refusal):
                 return base
             outcome = self.check(base, (ac,), salt=0)

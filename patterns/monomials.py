@@ -1,4 +1,4 @@
-"""Writing coefficients that follow the dims (``scaling.py``): each coefficient fitted at the
+"""Writing coefficients that follow the dims (``surgeon.recognise.scaling``): each coefficient fitted at the
 probe's dims, divided by its monomial there, times the same monomial of the model's own dims at
 run time: ``[1, 2/W, H/W, 2/(W - 1) ...]`` made of Shape, Gather, Cast, Sub, Mul and Div."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 from onnx import helper
 
-from .scaling import DimScaling
+from surgeon.recognise import DimScaling
 
 
 def scaled_coefficients(writer, coefficients: np.ndarray, scaling: DimScaling, pieces: list, elem: int,

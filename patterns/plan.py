@@ -9,13 +9,12 @@ import numpy as np
 from onnx import TensorProto, helper
 
 from surgeon import MatchContext, Refusal
+from surgeon.recognise import Computed, DimOf, ElemOf, Fixed, Follows, Piece, Static, Symbols
 from surgeon_ops.tensorrt import profile as tensorrt_profile
 
-from .dims import Symbols
 from .recognise import Recognition
 from .samplers import Sampler
-from .verdict import Computed, Follows, Static, Verdict, stale_grid_type
-from .pieces import Fixed, DimOf, ElemOf, Piece
+from .verdict import Verdict, stale_grid_type
 from .write import Plan
 
 # A grid rounded to half precision moves samples by a few 2^-11 of the image's half-width, so

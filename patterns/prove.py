@@ -33,7 +33,7 @@ class GridProof:
     item: int  # elements in one theta item
     narrowed: list[str]  # float casts that narrow on the way
     extent_branched: bool = False  # the grid op's size came out of a branch: read it, never a dim
-    small_dims: bool = False  # proved over dims of at least 2 and each combination at 1 (small_dims.py)
+    small_dims: bool = False  # proved over dims of at least 2 and each combination at 1 (surgeon.recognise.small_dims)
 
 
 def _grid_rule(theta_index: int, size_index: int | None):

@@ -10,12 +10,12 @@ import dataclasses
 from dataclasses import dataclass
 
 from surgeon import MatchContext, Refusal
+from surgeon.recognise import Symbols
+from surgeon.recognise import region_key as structure_key
 
 from .cut import Cut, CutRefusal, ThetaLayout, cut_grid, theta_layout
-from .dims import Symbols, symbols_for
 from .identify import MODES, Identifier
 from .samplers import Sampler
-from .signature import region_key
 from .verdict import Verdict
 
 MAX_CUTS = 6  # cuts tried per sampler, nearest first
@@ -117,6 +117,57 @@ class _Cuts:
                 self.todo.append(past | {cut.theta})
             return True
         return False
+
+
+def symbols_for(ctx, trace, sampler, k: int | None = None) -> Symbols | Refusal:
+    """The dim classes of a cut region, or why its tensors cannot be probed. Without a theta
+    (a grid fitted from its values) ``k`` gives the grid's rank."""
+    image_dims = ctx.shape(sampler.x)
+    theta_dims = None
+    if trace.theta is not None:
+        theta_dims = ctx.shape(trace.theta)
+        if theta_layout(theta_dims) is None:
+            # A grid op's theta input is theta by meaning, even when its shape is not known.
+            known_theta = any(op.theta == trace.theta for op in trace.known)
+            if theta_dims is not None or not known_theta or image_dims is None or len(image_dims) not in (4, 5):
+                return Refusal(f"theta {trace.theta!r} has shape {theta_dims}, not [N, 2, 3] / [N, 3, 4]")
+            kk = len(image_dims) - 2
+            theta_dims = (None, kk, kk + 1)
+        k = theta_layout(theta_dims).k
+    if image_dims is None:
+        image_dims = (None,) * (k + 2)
+    if len(image_dims) != k + 2:
+        return Refusal(f"the image has rank {len(image_dims)} but the grid is {k}-D")
+    dims_of = {sampler.x: tuple(image_dims)}
+    if trace.theta is not None:
+        dims_of[trace.theta] = tuple(theta_dims)
+    for leaf in trace.shape_leaves:
+        source = leaf.inputs[0]
+        if source not in dims_of:
+            dims = ctx.shape(source)
+            if dims is None:
+                return Refusal(f"cannot probe: the rank of {source!r} (read by {leaf.label}) is unknown")
+            dims_of[source] = tuple(dims)
+    ints = {}
+    for value in trace.int_leaves:
+        dims = ctx.shape(value)
+        ints[value] = 1 if not dims else int(dims[0])
+    return Symbols(dims_of, sampler.x, trace.theta, ints)
+
+
+def region_key(ctx: MatchContext, cut: Cut, symbols, image: str, extra: tuple) -> tuple:
+    """The structural key of a cut region: equal keys mean the probe would see the same
+    computation (ops, attributes, wiring, constant values, dim pattern), whatever the value
+    names; a model with 200 copies of one chain is proved and probed once."""
+    leaves: dict[str, tuple] = {cut.theta: ("theta",)} if cut.theta else {}
+    leaves.update((v, ("int", symbols.pattern(v))) for v in cut.int_leaves)  # sizes given as data
+    fed: dict[int, tuple | None] = {id(n): None for n in cut.folded}  # outputs are constant leaves
+    fed.update((id(n), ("shape-of", n.op_type, n.attr("start", 0), n.attr("end"), symbols.pattern(n.inputs[0])))
+               for n in cut.shape_leaves)
+    head = (extra, ("image", symbols.pattern(image)),
+            ("theta", symbols.pattern(cut.theta), ctx.dtype(cut.theta) if cut.theta else None),
+            ("ints", tuple(ctx.dtype(v) for v in cut.int_leaves)))
+    return structure_key(ctx, cut.nodes, cut.grid, leaves, fed, head)
 
 
 def _joined(first: Refusal | None, found: Refusal, mode: str) -> Refusal:

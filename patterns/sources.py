@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from surgeon.recognise import DimScaling
+
 from .reparam import ThetaMap
-from .scaling import DimScaling
 from .thetas import probe_thetas
 from .cut import ThetaLayout
 

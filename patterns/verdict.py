@@ -1,6 +1,6 @@
-"""What identification concludes (``Verdict``), what one check at one set of dims gives
-(``Outcome`` or ``Failure``), and how an output dim is known: ``Static``, ``Follows`` a probe
-class of input dims, or ``Computed`` from input dims."""
+"""What identification concludes (``Verdict``) and what one check at one set of dims gives when
+it verifies (``Outcome``; when it does not, the engine's ``Failure``). How an output dim is known
+(``Static``, ``Follows``, ``Computed``) is the engine's (``surgeon.recognise.symbols``)."""
 
 from __future__ import annotations
 
@@ -9,26 +9,10 @@ from dataclasses import dataclass, field
 import numpy as np
 from onnx import TensorProto, helper
 
+from surgeon.recognise import OutputDim, Static
+
 from .reparam import ThetaMap
 from .verify import Agreement
-
-
-@dataclass(frozen=True)
-class Static:
-    n: int
-
-
-@dataclass(frozen=True)
-class Follows:
-    cls: int  # a probe class of input dims (dims.Symbols.classes)
-
-
-@dataclass(frozen=True)
-class Computed:
-    """An output dim computed from input dims (H // 2), not copied."""
-
-
-OutputDim = Static | Follows | Computed
 
 
 @dataclass
@@ -64,15 +48,6 @@ class Outcome:
     assign: dict
     grid_dtype: np.dtype
 
-
-@dataclass
-class Failure:
-    """One check that did not verify: an observation at one set of dims, not yet a refusal."""
-
-    reason: str
-    ran: bool  # the region ran, its grid did not verify
-    nonfinite: bool = False
-    grid_batch: int | None = None  # the grid's batch when it ran
 
 
 def stale_grid_type(declared: int | None, computed: np.dtype | None) -> str | None:

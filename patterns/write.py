@@ -11,15 +11,14 @@ import numpy as np
 from onnx import TensorProto, helper
 
 from surgeon import RewriteContext
+from surgeon.recognise import DimOf, DimScaling, Fixed, Piece
 
 from .convention import compensate
 from .cut import ThetaLayout
 from .grid_ops import CUSTOM_DOMAIN
-from .pieces import Fixed, DimOf, Piece
 from .reparam import ThetaMap
 from .monomials import scaled_coefficients
 from .samplers import onnx_mode_name
-from .scaling import DimScaling
 
 
 @dataclass

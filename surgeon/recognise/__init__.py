@@ -7,6 +7,12 @@ interpretation underneath, with one rule per op (``prove.TABLE``): element by el
 constant, shape-derived, affine in the region's variables (and which of their elements it
 reads) or neither, and which branches on sizes a probe could not see.
 
+Around it, what any region whose dims are symbols needs: ``symbols`` (each dynamic dim a class of
+its own, the dims plan a probe assigns, how a dim of the result is known and the size pieces a
+rewrite reads it from), ``ties`` (dims tied only where the region needs them equal), ``scaling``
+(coefficients that follow the dims as powers of d and d - 1) and ``small_dims`` (branches on
+sizes settled for every size but 1, proved on both sides).
+
 May import: ``graph/``, ``rewrite/`` (the match context it serves), ``errors``.
 """
 
@@ -18,8 +24,14 @@ from .key import fingerprint, region_key
 from .prove import TABLE, Proof, evaluate_region, prove
 from .recogniser import Recognised, Recogniser
 from .region import Probe, Region, cut, probes, reads_only_shapes
+from .scaling import DimScaling, measure
+from .small_dims import combinations, prove_beyond_one
+from .symbols import Computed, Dim, DimOf, DimPlan, ElemOf, Fixed, Follows, OutputDim, Piece, Static, Symbols
+from .ties import Failure, partitions, search, size_hints, split
 
 __all__ = ["BRANCH", "prove", "Proof", "Abstract", "NotProved", "TABLE", "KNOWN", "DIMS", "AFFINE", "OTHER", "BRANCHED",
            "NAMES", "known", "dims", "variable", "mark_branch", "branch_of", "Recogniser", "Recognised", "Region",
            "Probe", "cut", "probes", "region_key", "fingerprint", "reads_only_shapes",
-           "evaluate_region", "shape_range"]
+           "evaluate_region", "shape_range", "Symbols", "Dim", "DimPlan", "Static", "Follows", "Computed",
+           "OutputDim", "Fixed", "DimOf", "ElemOf", "Piece", "Failure", "partitions", "search", "size_hints", "split",
+           "DimScaling", "measure", "combinations", "prove_beyond_one"]

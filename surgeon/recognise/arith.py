@@ -96,7 +96,7 @@ def smooth(node, ins, vals, outs):
     out = outs[0]
     parts = broadcast([p for p in ins if p is not None], out.shape)
     kinds = [p.kind for p in parts]
-    kind = np.where(bounds.theta_dependent(kinds), OTHER, np.max(kinds, axis=0))
+    kind = np.where(bounds.variable_dependent(kinds), OTHER, np.max(kinds, axis=0))
     result = combine(parts, out.shape, kind, why=f"{node.label} is not affine")
     # a curve of sizes (Sigmoid(W), Sqrt(W)) is pinned by no set of probe sizes: a coefficient made
     # of it is not proved, a size made of it is only an extent (where a rule says so)
@@ -134,7 +134,7 @@ def decided_unary(node, ins, vals, outs):
 def compare(node, ins, vals, outs):
     out = outs[0]
     a, b = broadcast(ins[:2], out.shape)
-    kind = np.where(bounds.theta_dependent([a.kind, b.kind]), OTHER, np.maximum(a.kind, b.kind))
+    kind = np.where(bounds.variable_dependent([a.kind, b.kind]), OTHER, np.maximum(a.kind, b.kind))
     decide = bounds.needs_decision([a.kind, b.kind])
     undecided = np.zeros(out.shape, bool)
     if decide.any():
@@ -156,7 +156,7 @@ def _settled_or_branch(node, ins, outs, what: str, why: str):
     parts = broadcast([p for p in ins if p is not None], out.shape)
     kinds = [p.kind for p in parts]
     undecided = bounds.needs_decision(kinds)
-    kind = np.where(bounds.theta_dependent(kinds), OTHER, np.where(undecided, DIMS, KNOWN))
+    kind = np.where(bounds.variable_dependent(kinds), OTHER, np.where(undecided, DIMS, KNOWN))
     result = combine(parts, out.shape, kind, why=f"{node.label} {why}")
     return [finish(mark_branch(result, undecided, bounds.branch(node.label, what, ins)), out)]
 
@@ -240,7 +240,7 @@ def extreme(node, ins, vals, outs):
 
 def _pick(node, parts: list[Abstract], is_max: bool, shape, ins) -> Abstract:
     kinds = [p.kind for p in parts]
-    kind = np.where(bounds.theta_dependent(kinds), OTHER, np.max(kinds, axis=0))
+    kind = np.where(bounds.variable_dependent(kinds), OTHER, np.max(kinds, axis=0))
     result = combine(parts, shape, kind, why=f"{node.label} clamps values that depend on the variables")
     decide = bounds.needs_decision(kinds)
     if not decide.any():

@@ -95,7 +95,7 @@ def needs_decision(kinds: list[np.ndarray]) -> np.ndarray:
     return low & some
 
 
-def theta_dependent(kinds: list[np.ndarray]) -> np.ndarray:
+def variable_dependent(kinds: list[np.ndarray]) -> np.ndarray:
     return np.any([k >= AFFINE for k in kinds], axis=0)
 
 

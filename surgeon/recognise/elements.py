@@ -9,7 +9,7 @@ Every element of every value in a region is one of:
   with coefficients that may depend on dims;
 - OTHER: anything else (a product of two affine values, a clamp, a branch on the variables).
 
-``reads`` is a bitmask per element: which elements of one variable item (theta's ``[k, k+1]``
+``reads`` is a bitmask per element: which elements of one variable item (a ``[k, k+1]``
 matrix, say) it was computed from, whatever the arithmetic. The concrete value of every element
 at the probe's dims comes with it (``Abstract`` never stores it; the rules get it beside).
 """

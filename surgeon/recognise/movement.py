@@ -181,7 +181,7 @@ def _gather_along(node, ins, vals, outs, take):
 def _picked_along(node, a: Abstract, axis: int, shape, indices) -> Abstract:
     """Gather at indices that follow the dims: an output element may be any element along
     ``axis`` (and only along it), so it reads what they read together. Along an axis as long as
-    an input dim (items) that is exact at every size; along a fixed one (theta's rows), which
+    an input dim (items) that is exact at every size; along a fixed one (a matrix's rows), which
     elements are read changes with the sizes, and values of the variables are not affine there."""
     kind = np.max(a.kind, axis=axis, keepdims=True)
     reads = np.bitwise_or.reduce(a.reads, axis=axis, keepdims=True)

@@ -6,7 +6,7 @@ elements are constants, shape-derived, affine in the variables (and which variab
 reads), or neither. The concrete values at the probe's dims come from one evaluation of the
 region; they only settle what is concrete anyway (indices, shapes, constants). Nothing is
 concluded from the values the variables happen to take: a clamp at 20 is a clamp whatever the
-probe's theta, and ``Min(W, 64)`` is a branch whatever the probe's W.
+probe's variables, and ``Min(W, 64)`` is a branch whatever the probe's W.
 
 Ops outside the table make everything that depends on the variables "neither" (and refuse on
 shape-derived values); a pattern adds rules for ops it knows (``rules``).

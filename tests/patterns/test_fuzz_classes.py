@@ -112,7 +112,7 @@ class _FakeContext:
 def test_size_tensor_of_symbolic_length_is_gathered():
     # A size tensor declared [S]: its length is not known, so its elements are gathered (the
     # writer compared a symbolic length with range(): a TypeError inside rewrite()).
-    from surgeon_patterns.pieces import DimOf, ElemOf
+    from surgeon.recognise import DimOf, ElemOf
     from surgeon_patterns.write import Writer
 
     ctx = _FakeContext({"size": ("S",), "x": ("N", 3, 16, 12)})

@@ -88,7 +88,7 @@ def test_size_one_static_equals_the_original(out):
 @pytest.mark.parametrize("value", [0.0, -1.0, 1.0, 0.5])
 def test_size_one_special_case_is_proved_on_both_sides(value, with_theta):
     # Where(H == 1, value, linspace) and Max(H - 1, 1): branches on a dynamic H that go the other
-    # way only at H = 1. Proved for H >= 2 and at H = 1 on its own (small_dims.py), the grid is
+    # way only at H = 1. Proved for H >= 2 and at H = 1 on its own (surgeon.recognise.small_dims), the grid is
     # affine_grid(theta) on both sides where the single row sits at a coordinate the rewrite
     # reproduces (torch's 0, ONNX's -1, onnxruntime's +1), and refused at 0.5, naming H = 1;
     # fixed dims fold the branch either way, and the grid then fuses and equals the original.
@@ -128,7 +128,7 @@ def test_shared_symbol_is_not_a_shared_value():
 
 
 def test_names_never_merge_probe_classes():
-    from surgeon_patterns.dims import Symbols
+    from surgeon.recognise import Symbols
 
     sym = Symbols({"x": ("N", 3, "H", "N"), "theta": ("N", 2, 3)}, "x", "theta")
     assert len(sym.classes) == 4 and len({c for c in sym.owners["x"] if not isinstance(c, int)}) == 3
@@ -138,7 +138,7 @@ def test_names_never_merge_probe_classes():
 
 def test_shift_by_a_power_of_a_dynamic_dim_follows_it():
     # grid + [1/W, 0] is affine_grid of theta with 1/W added to its x translation: the rewrite
-    # computes 1/W from x's shape at run time (patterns/scaling.py), equal at every width.
+    # computes 1/W from x's shape at run time (surgeon/recognise/scaling.py), equal at every width.
     model = shifted_by("width")
     result = fuse_alone(model)
     counts = op_counts(result.model)

@@ -1,14 +1,18 @@
-"""The dims a probe chooses.
+"""The dims a probe chooses, and how a dim of the result is known.
 
-``Symbols``: every dynamic dim of a tensor that feeds the region (the image, theta, the inputs of
-fed ``Shape`` nodes) and every element of a run-time int tensor it reads (a size given as data) is
-a class of its own, numbered in order of appearance. Nothing is merged by name: two dims declared
-with the same symbol get different probe values, so which output dim follows which input dim is
-proved by evaluation, never read from a name. Declared names are only carried over to the dims
-the rewrite declares.
+``Symbols``: every dynamic dim of a tensor that feeds a region (the anchor, the variable, the
+inputs of fed ``Shape`` nodes) and every element of a run-time int tensor it reads (a size given
+as data) is a class of its own, numbered in order of appearance. Nothing is merged by name: two
+dims declared with the same symbol get different probe values, so which output dim follows
+which input dim is proved by evaluation, never read from a name. Declared names are only carried
+over to the dims the rewrite declares.
 
 ``DimPlan``: the classes grouped into ties (classes that must take one value for the region to
 run), values fixed by static dims, and the values a probe assigns to each group.
+
+A dim of what the region computes is ``Static``, ``Follows`` a class, or is ``Computed`` from
+input dims; the rewrite writes a size from pieces: ``Fixed``, ``DimOf`` a value's shape, or
+``ElemOf`` an int tensor.
 """
 
 from __future__ import annotations
@@ -16,13 +20,52 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 
-from surgeon import Refusal
-
-from .cut import theta_layout
-from .verdict import Follows
-
 BATCH_POOL = (2, 3, 4, 5, 6, 7, 8)
 SPATIAL_POOL = (5, 7, 6, 9, 11, 13, 10, 14, 8, 12, 15, 17, 19, 16, 18, 20, 21, 22, 23, 25)
+
+
+@dataclass(frozen=True)
+class Static:
+    n: int
+
+
+@dataclass(frozen=True)
+class Follows:
+    cls: int  # a probe class of input dims (Symbols.classes)
+
+
+@dataclass(frozen=True)
+class Computed:
+    """An output dim computed from input dims (H // 2), not copied."""
+
+
+OutputDim = Static | Follows | Computed
+
+
+@dataclass(frozen=True)
+class Fixed:
+    """A size piece known statically."""
+
+    value: int
+
+
+@dataclass(frozen=True)
+class DimOf:
+    """A size piece read from a value's shape at run time."""
+
+    value: str
+    axis: int
+
+
+@dataclass(frozen=True)
+class ElemOf:
+    """A size piece read from an element of an int tensor (a size given as data)."""
+
+    value: str
+    index: int
+
+
+Piece = Fixed | DimOf | ElemOf
 
 
 @dataclass(frozen=True)
@@ -34,9 +77,11 @@ class Dim:
 
 
 class Symbols:
-    def __init__(self, dims_of: dict[str, tuple], image: str, theta: str | None, ints: dict[str, int] | None = None):
-        """``dims_of``: value -> declared dims (int, str or None per axis), image first;
-        ``ints``: run-time int tensors read as data -> their length."""
+    def __init__(self, dims_of: dict[str, tuple], anchor: str, variable: str | None,
+                 ints: dict[str, int] | None = None):
+        """``dims_of``: value -> declared dims (int, str or None per axis), ``anchor`` first (the
+        tensor the result's leading dims follow); ``ints``: run-time int tensors read as data ->
+        their length."""
         self.classes: list[Dim] = []
         self.owners: dict[str, tuple] = {}  # value -> per axis an int or Follows(class)
         self.elements: dict[str, tuple] = {}  # int tensor -> per element Follows(class)
@@ -45,9 +90,9 @@ class Symbols:
                                        for i, d in enumerate(dims))
         for value, length in (ints or {}).items():
             self.elements[value] = tuple(self._new(value, i, "elem", None) for i in range(length))
-        self.image, self.theta = image, theta
-        self.batch_class = _class_of(self.owners.get(image, ()), 0)
-        self.theta_batch_class = _class_of(self.owners.get(theta, ()), 0) if theta else None
+        self.anchor, self.variable = anchor, variable
+        self.batch_class = _class_of(self.owners.get(anchor, ()), 0)
+        self.variable_batch_class = _class_of(self.owners.get(variable, ()), 0) if variable else None
 
     def _new(self, value: str, axis: int, kind: str, declared) -> Follows:
         self.classes.append(Dim(value, axis, kind, declared if isinstance(declared, str) and declared else None))
@@ -58,7 +103,7 @@ class Symbols:
         return [d if isinstance(d, int) else assign[d.cls] for d in table[value]]
 
     def pattern(self, value: str) -> tuple:
-        """The owner's dims with classes by index: comparable across chains of one structure."""
+        """The owner's dims with classes by index: comparable across regions of one structure."""
         return self.owners.get(value) or self.elements.get(value) or ()
 
     def name(self, cls: int, value: int | None = None) -> str:
@@ -80,42 +125,6 @@ def _class_of(dims: tuple, axis: int):
     return dims[axis].cls if len(dims) > axis and isinstance(dims[axis], Follows) else None
 
 
-def symbols_for(ctx, trace, sampler, k: int | None = None) -> Symbols | Refusal:
-    """The dim classes of a cut region, or why its tensors cannot be probed. Without a theta
-    (a grid fitted from its values) ``k`` gives the grid's rank."""
-    image_dims = ctx.shape(sampler.x)
-    theta_dims = None
-    if trace.theta is not None:
-        theta_dims = ctx.shape(trace.theta)
-        if theta_layout(theta_dims) is None:
-            # A grid op's theta input is theta by meaning, even when its shape is not known.
-            known_theta = any(op.theta == trace.theta for op in trace.known)
-            if theta_dims is not None or not known_theta or image_dims is None or len(image_dims) not in (4, 5):
-                return Refusal(f"theta {trace.theta!r} has shape {theta_dims}, not [N, 2, 3] / [N, 3, 4]")
-            kk = len(image_dims) - 2
-            theta_dims = (None, kk, kk + 1)
-        k = theta_layout(theta_dims).k
-    if image_dims is None:
-        image_dims = (None,) * (k + 2)
-    if len(image_dims) != k + 2:
-        return Refusal(f"the image has rank {len(image_dims)} but the grid is {k}-D")
-    dims_of = {sampler.x: tuple(image_dims)}
-    if trace.theta is not None:
-        dims_of[trace.theta] = tuple(theta_dims)
-    for leaf in trace.shape_leaves:
-        source = leaf.inputs[0]
-        if source not in dims_of:
-            dims = ctx.shape(source)
-            if dims is None:
-                return Refusal(f"cannot probe: the rank of {source!r} (read by {leaf.label}) is unknown")
-            dims_of[source] = tuple(dims)
-    ints = {}
-    for value in trace.int_leaves:
-        dims = ctx.shape(value)
-        ints[value] = 1 if not dims else int(dims[0])
-    return Symbols(dims_of, sampler.x, trace.theta, ints)
-
-
 @dataclass
 class DimPlan:
     """Which classes are tied into one group, which take a fixed value, and how a probe assigns
@@ -126,7 +135,7 @@ class DimPlan:
     fixed: dict[int, int] = field(default_factory=dict)  # class -> a value it must take
 
     def __post_init__(self):
-        self.batch_like = {self.symbols.batch_class, self.symbols.theta_batch_class} - {None}
+        self.batch_like = {self.symbols.batch_class, self.symbols.variable_batch_class} - {None}
         self.static = {d for dims in self.symbols.owners.values() for d in dims if isinstance(d, int)}
 
     def group_of(self, cls: int) -> int:
@@ -154,10 +163,10 @@ class DimPlan:
         return out
 
     def rep(self, group: int) -> int:
-        """The class that stands for a group: the image's dims first (its Shape is read anyway)."""
+        """The class that stands for a group: the anchor's dims first (its Shape is read anyway)."""
         members = self.groups[group]
-        image = [c for c in members if self.symbols.classes[c].value == self.symbols.image]
-        return (image or sorted(members, key=lambda c: self.symbols.classes[c].kind != "shape"))[0]
+        anchor = [c for c in members if self.symbols.classes[c].value == self.symbols.anchor]
+        return (anchor or sorted(members, key=lambda c: self.symbols.classes[c].kind != "shape"))[0]
 
     def far(self, base: dict) -> int:
         """A dim value far from the probe's (its multiples and divisors included)."""

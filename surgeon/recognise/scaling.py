@@ -1,16 +1,13 @@
-"""Coefficients that follow the dims: a pixel-space matrix normalised by the image's size.
+"""Coefficients that follow the dims: a value in pixel units normalised by a size.
 
-torchvision's ``affine`` divides a pixel-space grid by ``[W/2, H/2]``; MONAI's resamplers scale a
-pixel grid by ``2/W``. Either grid is ``affine_grid(theta')`` at every size, but theta' (fitted,
-or an affine map of the model's theta) changes with the dims: each coefficient is the one at the
-probe's dims times a monomial ``prod(d ** e * (d - 1) ** f)`` of the dims (e, f in -2..2: 2/W,
-H/W, W/2, and align_corners=True's 2/(W - 1), (H - 1)/H). The proof has already settled that
-sizes reach the grid's values only through smooth arithmetic (a step or a curve of a size is
-refused there), so a coefficient is a rational function of the dims; here each dim group is
-varied alone, twice, to read its exponents, and the identification's checks (each group varied
-again at other values, then all at once) hold the monomials.
-
-The rewrite computes the same monomials from the model's own dims at run time (``monomials.py``).
+A region may be the same function at every size but with coefficients that change with the dims
+(a pixel-space matrix divided by ``[W/2, H/2]``, a pixel grid scaled by ``2/W``): each coefficient
+is the one at the probe's dims times a monomial ``prod(d ** e * (d - 1) ** f)`` of the dims (e, f
+in -2..2: 2/W, H/W, W/2, and 2/(W - 1), (H - 1)/H). The proof has already settled that sizes
+reach the values only through smooth arithmetic (a step or a curve of a size is refused there),
+so a coefficient is a rational function of the dims; here each dim group is varied alone, twice,
+to read its exponents; the caller's checks (each group varied again at other values, then all at
+once) hold the monomials, and its rewrite computes them from the model's own dims at run time.
 """
 
 from __future__ import annotations
@@ -69,7 +66,7 @@ def exponents(before: np.ndarray, afters: list, base: int, fit_rtol: float = 0.0
     """Per coefficient, (e, f) with ``after == before * (v / base) ** e * ((v - 1) / (base - 1)) ** f``
     for every ``(v, after)`` in ``afters``, or None when some coefficient is no such monomial of
     this dim (or appears from 0). ``fit_rtol``: how far a fit of the region's precision may be
-    off (a half-precision grid's: 5e-3)."""
+    off (a half-precision region's: 5e-3)."""
     zero, close = max(ZERO, fit_rtol), max(RATIO_RTOL, 4 * fit_rtol)
     before = before.reshape(-1)
     afters = [(v, np.asarray(a).reshape(-1)) for v, a in afters]

@@ -4,7 +4,7 @@ torch's ``linspace`` as dynamo writes it is ``where(W > 1, (arange / (W - 1) - 0
 a comparison of a size that is settled for every W but 1. Proved over dims of at least 2, such
 a region is affine there; then every combination of dim groups at 1 is proved on its own (those
 groups at exactly 1, the others at least 2, the region evaluated there), so the proofs together
-cover every size. The identification then checks each of those combinations too (``conclude``).
+cover every size. The caller then checks each of those combinations too.
 """
 
 from __future__ import annotations
@@ -13,19 +13,16 @@ import itertools
 
 import numpy as np
 
-from surgeon import Refusal
-from surgeon.recognise import BRANCH
-
-from .prove import GridProof
+from ..rewrite.match import Refusal
+from .bounds import BRANCH
 
 MAX_GROUPS = 5  # 31 combinations at most; past that the first refusal stands
 AT_LEAST_TWO = (2.0, np.inf)
 EXACTLY_ONE = (1.0, 1.0)
 
 
-def one_groups(ident) -> list[int]:
+def one_groups(plan) -> list[int]:
     """The dim groups a probe may set to 1: not fixed by a static dim."""
-    plan = ident.dims
     return [g for g, members in enumerate(plan.groups) if not any(c in plan.fixed for c in members)]
 
 
@@ -34,23 +31,26 @@ def combinations(groups: list[int]):
         yield from itertools.combinations(groups, r)
 
 
-def prove_beyond_one(ident, base: dict, refusal: Refusal) -> GridProof | Refusal:
+def prove_beyond_one(plan, base: dict, refusal: Refusal, prove_at):
     """``refusal`` (a branch on sizes at dims of at least 1) replaced by a proof over dims of at
-    least 2 and one for each combination of groups at 1, or ``refusal`` itself."""
-    relaxed = ident.prove_at(base, lambda group: AT_LEAST_TWO)
-    groups = one_groups(ident)
+    least 2 and one for each combination of groups at 1, or ``refusal`` itself. ``prove_at(assign,
+    bounds)``: the caller's proof at those dims with each group's dims in ``bounds(group)`` (a
+    ``Refusal``, or None where the region does not run); the proof it returns is marked
+    ``small_dims``."""
+    relaxed = prove_at(base, lambda group: AT_LEAST_TWO)
+    groups = one_groups(plan)
     if isinstance(relaxed, Refusal) and BRANCH not in relaxed.reason:
-        return relaxed  # past the branch the grid is not affine anyway: that is the reason
-    if not isinstance(relaxed, GridProof) or len(groups) > MAX_GROUPS:
+        return relaxed  # past the branch it is not affine anyway: that is the reason
+    if relaxed is None or isinstance(relaxed, Refusal) or len(groups) > MAX_GROUPS:
         return refusal
     for ones in combinations(groups):
         assign = base
         for g in ones:
-            assign = ident.dims.with_value(assign, g, 1)
-        proof = ident.prove_at(assign, lambda group, ones=ones: EXACTLY_ONE if group in ones else AT_LEAST_TWO)
+            assign = plan.with_value(assign, g, 1)
+        proof = prove_at(assign, lambda group, ones=ones: EXACTLY_ONE if group in ones else AT_LEAST_TWO)
         if proof is None:
             continue  # the region does not run there: nor does the original
-        if not isinstance(proof, GridProof):
+        if isinstance(proof, Refusal):
             return refusal
     relaxed.small_dims = True
     return relaxed

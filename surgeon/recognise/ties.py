@@ -1,42 +1,56 @@
-"""Finding dims the region runs at, and keeping only ties it needs: classes tied by what the
-sampler and the grid ops need equal, then by equal declared symbols (a hint, never a fact: a
-tie is split again when the region accepts it, unless the model's own ops make the two dims
-one), then sizes found in the region's constants, and the batch at 1 (a model traced at batch
-1 whose size tensor holds that 1)."""
+"""Finding dims a region runs at, and keeping only the ties it needs.
+
+Classes are tied by what the consumer of the result needs equal (the variable's batch, and a
+size tensor's N and C, to the anchor's), then by equal declared symbols (a hint, never a fact: a
+tie is split again when the region accepts it apart, unless the model's own ops make the two
+dims one), then sizes found in the region's constants are tried, and the batch at 1 (a model
+traced at batch 1 whose size tensor holds that 1).
+
+A check at one set of dims gives what the caller verified there, or a ``Failure``: an
+observation, not yet a refusal.
+"""
 
 from __future__ import annotations
 
 import itertools
-from typing import Iterator
+from dataclasses import dataclass
+from typing import Callable, Iterator
 
 import numpy as np
 
-from surgeon import Refusal
+from ..rewrite.match import Refusal
+from .symbols import DimPlan, Symbols
 
-from .dims import DimPlan, Symbols
-from .verdict import Outcome
 MAX_SEARCH = 256  # dim combinations tried when the base dims do not run
 
-# ``ident`` below is the identify step's Identifier: its dims plan, its checks and its cut.
+
+@dataclass
+class Failure:
+    """One check that did not verify: an observation at one set of dims, not yet a refusal."""
+
+    reason: str
+    ran: bool  # the region ran, its result did not verify
+    nonfinite: bool = False
+    batch: int | None = None  # the result's batch when it ran
 
 
 def partitions(sym: Symbols) -> Iterator[DimPlan]:
-    """All distinct; then what the sampler and the grid ops need equal tied (theta's batch and a
-    size tensor's N to the image's batch, its C to the image's channels; a static image dim fixes
+    """All distinct; then what the consumer needs equal tied (the variable's batch and a size
+    tensor's N to the anchor's batch, its C to the anchor's channels; a static anchor dim fixes
     them); then equal declared symbols too."""
     distinct = [[c] for c in range(len(sym.classes))]
     yield DimPlan(sym, distinct)
     tied, fixed = distinct, {}
-    image = sym.owners[sym.image]
-    for axis, members in ((0, [sym.theta_batch_class]), (1, [])):
+    anchor = sym.owners[sym.anchor]
+    for axis, members in ((0, [sym.variable_batch_class]), (1, [])):
         for elements in sym.elements.values():  # a size given as data: [N, C, *spatial]
-            if len(elements) == len(image):
+            if len(elements) == len(anchor):
                 members.append(elements[axis].cls)
         members = [c for c in members if c is not None]
-        if isinstance(image[axis], int):
-            fixed.update({c: image[axis] for c in members})
+        if isinstance(anchor[axis], int):
+            fixed.update({c: anchor[axis] for c in members})
         elif members:
-            tied = _merge(tied, [image[axis].cls, *members])
+            tied = _merge(tied, [anchor[axis].cls, *members])
     if tied != distinct or fixed:
         yield DimPlan(sym, [list(g) for g in tied], dict(fixed))
     by_name: dict[str, list[int]] = {}
@@ -50,11 +64,10 @@ def partitions(sym: Symbols) -> Iterator[DimPlan]:
         yield DimPlan(sym, [list(g) for g in named], dict(fixed))
 
 
-def search(ident, base: dict) -> tuple[dict, Outcome] | None:
-    """Dims the region accepts when the base ones fail: sizes found in its constants first
-    (arange lengths), then their divisors (a flattened H*W base grid); then the same with the
-    batch at 1 (a model traced at batch 1 whose size tensor holds that 1, declared dynamic)."""
-    plan = ident.dims
+def search(plan: DimPlan, base: dict, start: Callable, hints: list[int]) -> tuple | None:
+    """Dims the region accepts when the base ones fail: ``hints`` first (sizes found in its
+    constants, then their divisors), then the same with the batch at 1. ``start(assign)``: the
+    caller's first check there, a ``Failure`` when it does not verify."""
     free = [g for g in range(len(plan.groups)) if not set(plan.groups[g]) & plan.batch_like]
     batches = [g for g in range(len(plan.groups)) if set(plan.groups[g]) & plan.batch_like]
     starts = [base]
@@ -64,62 +77,64 @@ def search(ident, base: dict) -> tuple[dict, Outcome] | None:
             at_one = plan.with_value(at_one, g, 1)
         starts.append(at_one)
     per_class = max(2, int(MAX_SEARCH ** (1 / len(free)))) if free else 1
-    values = size_hints(ident)[:per_class]
-    for start in starts:
+    values = hints[:per_class]
+    for first in starts:
         combos = itertools.product(values, repeat=len(free)) if free else [()]
         for combo in itertools.islice(combos, MAX_SEARCH):
-            if not combo and start is base:
+            if not combo and first is base:
                 continue  # the base itself failed already
-            assign = dict(start)
+            assign = dict(first)
             for g, v in zip(free, combo):
                 assign = plan.with_value(assign, g, v)
-            result = ident.start(assign)
-            if isinstance(result, Outcome):
+            result = start(assign)
+            if not isinstance(result, Failure):
                 return assign, result
     return None
 
 
-def size_hints(ident) -> list[int]:
+def size_hints(ctx, constants: list[str], nodes, output: str) -> list[int]:
+    """Sizes a region's constants hold (their lengths, short int tensors' values) and the
+    output's declared static dims, then their divisors (a flattened H*W table)."""
     found: set[int] = set()
-    arrays = [ident.ctx.constant(name) for name in ident.cut.constants]
-    arrays += [n.attr("value") for n in ident.cut.nodes if n.is_op("Constant")]
+    arrays = [ctx.constant(name) for name in constants]
+    arrays += [n.attr("value") for n in nodes if n.is_op("Constant")]
     for value in arrays:
         if not isinstance(value, np.ndarray):
             continue
         found.update(int(d) for d in value.shape if 2 <= d <= 4096)
         if value.dtype.kind in "iu" and value.size <= 8:
             found.update(int(v) for v in value.reshape(-1) if 2 <= v <= 4096)
-    found.update(d for d in ident.ctx.shape(ident.cut.grid) or () if isinstance(d, int) and 2 <= d <= 4096)
+    found.update(d for d in ctx.shape(output) or () if isinstance(d, int) and 2 <= d <= 4096)
     divisors = {d for n in found for d in range(2, n) if n % d == 0} - found
     return sorted(found) + sorted(divisors)
 
 
-def split(ident, base: dict, ac: int) -> dict | Refusal:
+def split(ctx, plan: DimPlan, base: dict, check: Callable, holds: str) -> dict | Refusal:
     """Untie every class whose own value the region accepts: a tie must be needed. A tie whose
-    classes, once apart, give a grid the sampler would still take (its batch is the image's) but
-    not an affine one, is a refusal: the model runs there, the rewrite would not compute the
-    same."""
-    plan, sym = ident.dims, ident.symbols
-    image_batch = sym.owners[sym.image][0]
+    classes, once apart, give a result the consumer would still take (its batch is the anchor's)
+    but that fails ``check(assign)``, is a refusal: the model runs there, the rewrite would not
+    compute the same. ``holds``: what the refusal says holds only while the tie does."""
+    sym = plan.symbols
+    anchor_batch = sym.owners[sym.anchor][0]
     changed = True
     while changed:
         changed = False
         for g, members in enumerate(plan.groups):
             for c in members[1:] if len(members) > 1 else ():
-                if _enforced(ident.ctx, sym, members[0], c):
+                if _enforced(ctx, sym, members[0], c):
                     continue  # the model's own ops make them one dim: no run has them apart
                 trial = dict(base)
                 trial[c] = plan.fresh(g, set(base.values()))
-                result = ident.check(trial, (ac,), salt=5)
-                if isinstance(result, Outcome):
+                result = check(trial)
+                if not isinstance(result, Failure):
                     plan.groups[g] = [m for m in members if m != c]
                     plan.groups.append([c])
                     base, changed = trial, True
                     break
-                n = image_batch if isinstance(image_batch, int) else trial[image_batch.cls]
-                if result.ran and result.grid_batch == n:
+                n = anchor_batch if isinstance(anchor_batch, int) else trial[anchor_batch.cls]
+                if result.ran and result.batch == n:
                     names = " and ".join(sym.name(m) for m in (members[0], c))
-                    return Refusal(f"the grid is affine only while {names} are equal: otherwise {result.reason}")
+                    return Refusal(f"{holds} only while {names} are equal: otherwise {result.reason}")
             if changed:
                 break
     return base
