@@ -224,9 +224,9 @@ def _size_one(ident, base: dict, ac: int, pinned: set, verdict: Verdict) -> Refu
 
 
 def _theta_batch(ident, base: dict, pinned: set):
-    if ident.cut.theta is None or ident.mode == "fixed":
+    if ident.cut.variable is None or ident.mode == "fixed":
         return Static(1)
-    first = ident.symbols.owners[ident.cut.theta][0]
+    first = ident.symbols.owners[ident.cut.variable][0]
     if isinstance(first, int):
         return Static(first)
     g = ident.dims.group_of(first.cls)

@@ -8,7 +8,8 @@ run-time value is read: everything else is constant or comes from shapes and siz
 built from sizes and constants alone is part of the grid's computation, not a candidate; an
 initializer that is also a graph input (IR >= 4) is run-time data.
 
-Decides: the region (nodes from the cut to the grid) and its leaves, or a ``CutRefusal``
+Decides: the region (``surgeon.recognise.Region``: nodes from the cut, theta its variable, to the
+grid, its output; the known grid ops in ``computed``) and its leaves, or a ``CutRefusal``
 naming what the grid reads besides one theta (``through``: candidates a retry may walk past).
 """
 
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 from onnx import TensorProto
 
 from surgeon import BackWalk, MatchContext, Node, Refusal
-from surgeon.recognise import reads_only_shapes
+from surgeon.recognise import Region, reads_only_shapes
 from surgeon_ops.theta_forms import MATRICES, matrix_dims
 
 from .grid_ops import KnownGrid, read_known_grid
@@ -29,19 +30,6 @@ _INTS = {TensorProto.INT64, TensorProto.INT32}
 MAX_INT_LEAF = 5  # a size tensor holds at most [N, C, D, H, W]
 MAX_REGION_NODES = 400  # affine grids take tens of nodes; past this it is a network, not a grid
 MAX_SHAPE_WALK = 64  # how far to look before calling a Shape input a run-time tensor
-
-
-@dataclass
-class Cut:
-    grid: str
-    theta: str | None  # None: the grid reads no theta-shaped tensor
-    nodes: list[Node]  # the grid's computation from the cut, in graph order
-    shape_leaves: list[Node] = field(default_factory=list)  # Shape/Size fed with probe dims
-    known: list[KnownGrid] = field(default_factory=list)  # grid ops computed analytically
-    constants: list[str] = field(default_factory=list)  # constant values the region reads
-    folded: list[Node] = field(default_factory=list)  # Shape/Size whose value is known statically
-    constant_theta: bool = False  # theta is known before run time (None: no theta at all)
-    int_leaves: list[str] = field(default_factory=list)  # run-time int tensors read as sizes
 
 
 @dataclass
@@ -139,7 +127,7 @@ def _unflatten(ctx: MatchContext, theta: str, walk: BackWalk) -> str:
     return source
 
 
-def cut_grid(ctx: MatchContext, grid: str, image: str, pattern_name: str, past=frozenset()) -> Cut | CutRefusal:
+def cut_grid(ctx: MatchContext, grid: str, image: str, pattern_name: str, past=frozenset()) -> Region | CutRefusal:
     """The grid's region and its theta, or why it is not one theta's grid. Values in ``past``
     are walked through, not taken as the cut (a transposed square matrix looks like theta too)."""
     candidates: dict[str, None] = {}
@@ -222,5 +210,5 @@ def cut_grid(ctx: MatchContext, grid: str, image: str, pattern_name: str, past=f
     constants.update((c, None) for c in fixed if c != theta)
     if theta is not None:
         theta = _unflatten(ctx, _unwiden(ctx, theta, walk), walk)
-    return Cut(grid, theta, walk.nodes(), shape_leaves, known, list(constants), folded, constant_theta=not live,
-                 int_leaves=list(int_leaves))
+    return Region(grid, theta, walk.nodes(), shape_leaves, folded=folded, constants=list(constants),
+                  ints=list(int_leaves), constant_variable=not live, computed=known)

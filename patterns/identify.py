@@ -24,11 +24,11 @@ import numpy as np
 from onnx import TensorProto, helper
 
 from surgeon import MatchContext, Refusal, SurgeonError
-from surgeon.recognise import (BRANCH, DimPlan, Failure, Symbols, evaluate_region, measure, partitions, prove_beyond_one,
+from surgeon.recognise import (Region, BRANCH, DimPlan, Failure, Symbols, evaluate_region, measure, partitions, prove_beyond_one,
                                search, size_hints, split)
 
 from .conclude import conclude
-from .cut import Cut, theta_layout
+from .cut import theta_layout
 from .prove import DoesNotRun, GridProof, prove_grid, unread
 from .region import GridRegion, ProbeFailed
 from .reparam import ThetaMap, fit_items, fit_map
@@ -54,17 +54,17 @@ class Identifier:
     """The state of one identification, all of it here: the region and how it is fed
     (``source``), the dims plan, the proof, the precision it is judged at."""
 
-    def __init__(self, ctx: MatchContext, cut: Cut, symbols: Symbols, prefer_ac: int, mode: str = "plain"):
+    def __init__(self, ctx: MatchContext, cut: Region, symbols: Symbols, prefer_ac: int, mode: str = "plain"):
         self.ctx, self.cut, self.symbols, self.mode = ctx, cut, symbols, mode
         self.acs = (prefer_ac, 1 - prefer_ac)  # align_corners settings still possible
-        grid_elem = ctx.dtype(cut.grid)
-        theta_elem = ctx.dtype(cut.theta) if cut.theta else None
+        grid_elem = ctx.dtype(cut.output)
+        theta_elem = ctx.dtype(cut.variable) if cut.variable else None
         self.precision = precision(ctx, cut, [grid_elem, theta_elem])
         self.tol = TOLERANCES[self.precision]  # fits of theta and maps
         self.grid_tol = GRID_TOLERANCES[self.precision]  # a grid against affine_grid (rounding)
         elem = theta_elem or grid_elem or TensorProto.FLOAT
         self.region = GridRegion(ctx, cut, symbols, helper.tensor_dtype_to_np_dtype(elem))
-        self.layout = theta_layout(symbols.owners[cut.theta]) if cut.theta and mode != "fixed" else None
+        self.layout = theta_layout(symbols.owners[cut.variable]) if cut.variable and mode != "fixed" else None
         self.k = self.layout.k if self.layout else None
         self.source = PlainSource(self.layout) if self.layout else None
         self.dims = DimPlan(symbols, [[c] for c in range(len(symbols.classes))])
@@ -74,7 +74,7 @@ class Identifier:
     # -- one check -----------------------------------------------------------------------------
 
     def theta_count(self, assign: dict) -> int:
-        return self.symbols.concrete(self.cut.theta, assign)[0] if self.source.fed else 0
+        return self.symbols.concrete(self.cut.variable, assign)[0] if self.source.fed else 0
 
     def check(self, assign: dict, acs, salt: int = 0, runs: int = 1, nan_free: bool = False) -> Outcome | Failure:
         """Run the region ``runs`` times at these dims; every run must agree on one setting.
@@ -92,7 +92,7 @@ class Identifier:
             if grid.ndim != self.k + 2 or grid.shape[-1] != self.k or not np.issubdtype(grid.dtype, np.floating):
                 return Failure(f"the grid has shape {list(grid.shape)} and type {grid.dtype}, not "
                                f"[N, {'D, ' if self.k == 3 else ''}H, W, {self.k}] floats", ran=True)
-            stale = stale_grid_type(self.ctx.dtype(self.cut.grid), grid.dtype)
+            stale = stale_grid_type(self.ctx.dtype(self.cut.output), grid.dtype)
             if stale:
                 return Failure(stale, ran=True)
             expected = self.source.expected(thetas, assign)
@@ -126,7 +126,7 @@ class Identifier:
             values = evaluate_region(self.ctx, self.cut.nodes, feeds)  # one run: the grid and all it takes
         except (ProbeFailed, SurgeonError) as exc:
             return Failure(f"the region does not run on probe dims: {exc}", ran=False)
-        grid = np.asarray(values[self.cut.grid] if self.cut.grid in values else self.ctx.constant(self.cut.grid))
+        grid = np.asarray(values[self.cut.output] if self.cut.output in values else self.ctx.constant(self.cut.output))
         if sum(np.size(v) for v in values.values()) <= SHARED_SESSION_ELEMENTS:
             self.region.share_session_with_proof(feeds, values)
         image_batch = self.symbols.concrete(self.symbols.anchor, base)[0]
@@ -308,7 +308,7 @@ class Identifier:
                 break
             failures.append(result)
         if found is None and not any(f.ran for f in failures):
-            hints = size_hints(self.ctx, self.cut.constants, self.cut.nodes, self.cut.grid)
+            hints = size_hints(self.ctx, self.cut.constants, self.cut.nodes, self.cut.output)
             found = search(self.dims, self.dims.base(), self.start, hints)
         if found is None:
             ran = [f for f in failures if f.ran]

@@ -107,7 +107,7 @@ def _plan(ctx: MatchContext, sampler: Sampler, found: Recognition, target: str, 
                else f"the grid is computed in {name(native_type)} before a {name(elem)} image, and the contract's "
                     "ops take theta in the image's type (rounding it)")
         warnings.append(f"wrote ONNX's own AffineGrid + GridSample: {why}")
-    size_value = found.cut.known[verdict.size_from].size if verdict.size_from is not None else None
+    size_value = found.cut.computed[verdict.size_from].size if verdict.size_from is not None else None
     # The sampler needs the grid's batch to be the image's: the image's batch is the size's N.
     # The size reads N and C from Shape(x) even where they are static (one Shape for all).
     batch, channels = DimOf(sampler.x, 0), DimOf(sampler.x, 1)

@@ -20,10 +20,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from surgeon import Refusal, SurgeonError
-from surgeon.recognise import (AFFINE, BRANCH, BRANCHED, DIMS, KNOWN, OTHER, Abstract, NotProved, branch_of, dims, known,
+from surgeon.recognise import (AFFINE, BRANCH, BRANCHED, DIMS, KNOWN, OTHER, Abstract, NotProved, Region, branch_of, dims, known,
                                mark_branch, prove, shape_range, variable)
 
-from .cut import Cut, theta_layout
+from .cut import theta_layout
 from .grid_ops import CUSTOM_DOMAIN
 
 
@@ -86,16 +86,16 @@ for _domain in ("", "org.pytorch.aten", "com.microsoft"):
 AT_LEAST_ONE = (1.0, np.inf)
 
 
-def _leaves(cut: Cut, symbols, feeds: dict, fixed: bool, group_of, bounds) -> dict[str, Abstract]:
+def _leaves(cut: Region, symbols, feeds: dict, fixed: bool, group_of, bounds) -> dict[str, Abstract]:
     leaves: dict[str, Abstract] = {}
-    if cut.theta is not None and not fixed:
-        owner = symbols.owners[cut.theta]
+    if cut.variable is not None and not fixed:
+        owner = symbols.owners[cut.variable]
         layout = theta_layout(owner)
-        leaves[cut.theta] = variable(np.shape(feeds[cut.theta]), layout.rows * layout.cols)
-        leaves[cut.theta].axes = tuple(-1 if isinstance(d, int) else group_of(d.cls) for d in owner)
+        leaves[cut.variable] = variable(np.shape(feeds[cut.variable]), layout.rows * layout.cols)
+        leaves[cut.variable].axes = tuple(-1 if isinstance(d, int) else group_of(d.cls) for d in owner)
     for node in cut.folded:
         leaves[node.outputs[0]] = known(np.asarray(feeds[node.outputs[0]]))
-    for leaf in cut.shape_leaves:
+    for leaf in cut.shapes:
         source_dims = symbols.owners[leaf.inputs[0]]
         value = np.asarray(feeds[leaf.outputs[0]])
         if leaf.op_type == "Size":
@@ -112,7 +112,7 @@ def _leaves(cut: Cut, symbols, feeds: dict, fixed: bool, group_of, bounds) -> di
                 abstract.sym[i] = group_of(d.cls)
                 abstract.lo[i], abstract.hi[i] = bounds(abstract.sym[i])
         leaves[leaf.outputs[0]] = abstract
-    for value in cut.int_leaves:
+    for value in cut.ints:
         leaves[value] = dims(np.shape(feeds[value]), -np.inf, np.inf, data=value)
     return leaves
 
@@ -121,7 +121,7 @@ class DoesNotRun(Exception):
     """The region does not run at these dims (the original would not either): try others."""
 
 
-def prove_grid(ctx, cut: Cut, symbols, feeds: dict, fixed: bool, group_of, values: dict | None = None,
+def prove_grid(ctx, cut: Region, symbols, feeds: dict, fixed: bool, group_of, values: dict | None = None,
                bounds=lambda group: AT_LEAST_ONE) -> GridProof | Refusal:
     """The proof at one set of dims (``feeds``: the region's inputs there), or why there is none;
     ``DoesNotRun`` when the region does not run there. ``group_of(cls)``: the group of dims a
@@ -129,12 +129,12 @@ def prove_grid(ctx, cut: Cut, symbols, feeds: dict, fixed: bool, group_of, value
     ``bounds(group)``: the (lo, hi) every dim of that group is proved over (at least 1)."""
     leaves = _leaves(cut, symbols, feeds, fixed, group_of, bounds)
     try:
-        proof = prove(ctx, cut.nodes, [cut.grid], leaves, feeds, GRID_RULES, values)
+        proof = prove(ctx, cut.nodes, [cut.output], leaves, feeds, GRID_RULES, values)
     except NotProved as exc:
         return Refusal(str(exc))
     except SurgeonError as exc:
         raise DoesNotRun(str(exc)) from None
-    grid = proof.outputs[cut.grid]
+    grid = proof.outputs[cut.output]
     if (grid.kind == OTHER).any():
         why = grid.why or "an op on its path has no affine rule"
         if BRANCH in why:  # affine, but with coefficients a branch chooses
@@ -151,20 +151,20 @@ def prove_grid(ctx, cut: Cut, symbols, feeds: dict, fixed: bool, group_of, value
     if lie:
         return Refusal(lie)
     item = 0
-    if cut.theta is not None and not fixed:
-        layout = theta_layout(symbols.owners[cut.theta])
+    if cut.variable is not None and not fixed:
+        layout = theta_layout(symbols.owners[cut.variable])
         item = layout.rows * layout.cols
     return GridProof(grid.all_reads(), item, proof.narrowed, extent_branched=kept)
 
 
-def _extent_kept(cut: Cut) -> bool:
+def _extent_kept(cut: Region) -> bool:
     """The grid is a grid op's output whose extent is its size tensor: computed however it is (a
     floor division, a branch), the rewrite reads that same tensor (every spatial dim Computed:
     ``min(W, 64)`` is W at every probe, and past them it is not)."""
-    return any(k.size and k.node.outputs[0] == cut.grid for k in cut.known)
+    return any(k.size and k.node.outputs[0] == cut.output for k in cut.computed)
 
 
-def _declared_lie(ctx, cut: Cut, values: dict) -> str | None:
+def _declared_lie(ctx, cut: Region, values: dict) -> str | None:
     """A declared static dim the region's values do not have: that value_info is not believed."""
     for node in cut.nodes:
         for out in node.outputs:

@@ -10,10 +10,10 @@ import dataclasses
 from dataclasses import dataclass
 
 from surgeon import MatchContext, Refusal
-from surgeon.recognise import Symbols
+from surgeon.recognise import Region, Symbols
 from surgeon.recognise import region_key as structure_key
 
-from .cut import Cut, CutRefusal, ThetaLayout, cut_grid, theta_layout
+from .cut import CutRefusal, ThetaLayout, cut_grid, theta_layout
 from .identify import MODES, Identifier
 from .samplers import Sampler
 from .verdict import Verdict
@@ -23,7 +23,7 @@ MAX_CUTS = 6  # cuts tried per sampler, nearest first
 
 @dataclass
 class Recognition:
-    cut: Cut
+    cut: Region
     symbols: Symbols
     verdict: Verdict
     layout: ThetaLayout | None
@@ -31,7 +31,7 @@ class Recognition:
     @property
     def theta(self) -> str | None:
         """The value the rewrite reads as theta (None: it writes the fitted one)."""
-        return None if self.verdict.theta_value is not None else self.cut.theta
+        return None if self.verdict.theta_value is not None else self.cut.variable
 
 
 class GridRecogniser:
@@ -49,13 +49,13 @@ class GridRecogniser:
         # fitted; last, a run-time theta transformed by an affine map.
         for mode in MODES:
             for i, cut in enumerate(cuts):
-                if not isinstance(cut, Cut):
+                if not isinstance(cut, Region):
                     continue
                 if mode == "fixed":
-                    if cut.theta is not None and not cut.constant_theta:
+                    if cut.variable is not None and not cut.constant_variable:
                         continue
-                    cut = dataclasses.replace(cut, theta=None)
-                elif cut.theta is None:
+                    cut = dataclasses.replace(cut, variable=None)
+                elif cut.variable is None:
                     continue
                 found = self._one(ctx, sampler, cut, mode)
                 if isinstance(found, Recognition):
@@ -65,10 +65,10 @@ class GridRecogniser:
         ordered = [refusals[i] for i in sorted(refusals)] + [c for c in cuts.made if isinstance(c, CutRefusal)]
         return ordered[0] if ordered else Refusal("no cut found")
 
-    def _one(self, ctx: MatchContext, sampler: Sampler, cut: Cut, mode: str) -> Recognition | Refusal:
+    def _one(self, ctx: MatchContext, sampler: Sampler, cut: Region, mode: str) -> Recognition | Refusal:
         k = None
         if mode == "fixed":
-            dims = ctx.shape(sampler.x) or ctx.shape(cut.grid)
+            dims = ctx.shape(sampler.x) or ctx.shape(cut.output)
             k = len(dims) - 2 if dims and len(dims) in (4, 5) else 2
         symbols = symbols_for(ctx, cut, sampler, k)
         if isinstance(symbols, Refusal):
@@ -82,7 +82,7 @@ class GridRecogniser:
         verdict = self.verdicts[key]
         if isinstance(verdict, Refusal):
             return verdict
-        layout = theta_layout(symbols.owners[cut.theta]) if mode != "fixed" else None
+        layout = theta_layout(symbols.owners[cut.variable]) if mode != "fixed" else None
         return Recognition(cut, symbols, verdict, layout)
 
 
@@ -113,8 +113,8 @@ class _Cuts:
             if isinstance(cut, CutRefusal):
                 if cut.through:
                     self.todo.append(past | frozenset(cut.through))
-            elif cut.theta is not None and self.ctx.producer(cut.theta) is not None:
-                self.todo.append(past | {cut.theta})
+            elif cut.variable is not None and self.ctx.producer(cut.variable) is not None:
+                self.todo.append(past | {cut.variable})
             return True
         return False
 
@@ -124,13 +124,13 @@ def symbols_for(ctx, trace, sampler, k: int | None = None) -> Symbols | Refusal:
     (a grid fitted from its values) ``k`` gives the grid's rank."""
     image_dims = ctx.shape(sampler.x)
     theta_dims = None
-    if trace.theta is not None:
-        theta_dims = ctx.shape(trace.theta)
+    if trace.variable is not None:
+        theta_dims = ctx.shape(trace.variable)
         if theta_layout(theta_dims) is None:
             # A grid op's theta input is theta by meaning, even when its shape is not known.
-            known_theta = any(op.theta == trace.theta for op in trace.known)
+            known_theta = any(op.theta == trace.variable for op in trace.computed)
             if theta_dims is not None or not known_theta or image_dims is None or len(image_dims) not in (4, 5):
-                return Refusal(f"theta {trace.theta!r} has shape {theta_dims}, not [N, 2, 3] / [N, 3, 4]")
+                return Refusal(f"theta {trace.variable!r} has shape {theta_dims}, not [N, 2, 3] / [N, 3, 4]")
             kk = len(image_dims) - 2
             theta_dims = (None, kk, kk + 1)
         k = theta_layout(theta_dims).k
@@ -139,9 +139,9 @@ def symbols_for(ctx, trace, sampler, k: int | None = None) -> Symbols | Refusal:
     if len(image_dims) != k + 2:
         return Refusal(f"the image has rank {len(image_dims)} but the grid is {k}-D")
     dims_of = {sampler.x: tuple(image_dims)}
-    if trace.theta is not None:
-        dims_of[trace.theta] = tuple(theta_dims)
-    for leaf in trace.shape_leaves:
+    if trace.variable is not None:
+        dims_of[trace.variable] = tuple(theta_dims)
+    for leaf in trace.shapes:
         source = leaf.inputs[0]
         if source not in dims_of:
             dims = ctx.shape(source)
@@ -149,25 +149,25 @@ def symbols_for(ctx, trace, sampler, k: int | None = None) -> Symbols | Refusal:
                 return Refusal(f"cannot probe: the rank of {source!r} (read by {leaf.label}) is unknown")
             dims_of[source] = tuple(dims)
     ints = {}
-    for value in trace.int_leaves:
+    for value in trace.ints:
         dims = ctx.shape(value)
         ints[value] = 1 if not dims else int(dims[0])
-    return Symbols(dims_of, sampler.x, trace.theta, ints)
+    return Symbols(dims_of, sampler.x, trace.variable, ints)
 
 
-def region_key(ctx: MatchContext, cut: Cut, symbols, image: str, extra: tuple) -> tuple:
+def region_key(ctx: MatchContext, cut: Region, symbols, image: str, extra: tuple) -> tuple:
     """The structural key of a cut region: equal keys mean the probe would see the same
     computation (ops, attributes, wiring, constant values, dim pattern), whatever the value
     names; a model with 200 copies of one chain is proved and probed once."""
-    leaves: dict[str, tuple] = {cut.theta: ("theta",)} if cut.theta else {}
-    leaves.update((v, ("int", symbols.pattern(v))) for v in cut.int_leaves)  # sizes given as data
+    leaves: dict[str, tuple] = {cut.variable: ("theta",)} if cut.variable else {}
+    leaves.update((v, ("int", symbols.pattern(v))) for v in cut.ints)  # sizes given as data
     fed: dict[int, tuple | None] = {id(n): None for n in cut.folded}  # outputs are constant leaves
     fed.update((id(n), ("shape-of", n.op_type, n.attr("start", 0), n.attr("end"), symbols.pattern(n.inputs[0])))
-               for n in cut.shape_leaves)
+               for n in cut.shapes)
     head = (extra, ("image", symbols.pattern(image)),
-            ("theta", symbols.pattern(cut.theta), ctx.dtype(cut.theta) if cut.theta else None),
-            ("ints", tuple(ctx.dtype(v) for v in cut.int_leaves)))
-    return structure_key(ctx, cut.nodes, cut.grid, leaves, fed, head)
+            ("theta", symbols.pattern(cut.variable), ctx.dtype(cut.variable) if cut.variable else None),
+            ("ints", tuple(ctx.dtype(v) for v in cut.ints)))
+    return structure_key(ctx, cut.nodes, cut.output, leaves, fed, head)
 
 
 def _joined(first: Refusal | None, found: Refusal, mode: str) -> Refusal:

@@ -8,13 +8,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
-from onnx import TensorProto
 
 from surgeon import MatchContext, SurgeonError
-from surgeon.recognise import shape_range
+from surgeon.recognise import Probe, Region
 
 from .analytic import affine_grid
-from .cut import Cut
 
 
 class ProbeFailed(Exception):
@@ -39,7 +37,7 @@ class Run:
 
 
 class GridRegion:
-    def __init__(self, ctx: MatchContext, cut: Cut, symbols, dtype):
+    def __init__(self, ctx: MatchContext, cut: Region, symbols, dtype):
         self.ctx, self.cut, self.symbols = ctx, cut, symbols
         self.everything: list[str] = []  # see share_session_with_proof
         self.values_seen: dict = {}
@@ -54,24 +52,10 @@ class GridRegion:
         return self.ctx.evaluate([name], feeds)[0]
 
     def feeds(self, assign: dict[int, int], theta: np.ndarray | None) -> dict:
-        sym = self.symbols
-        feeds = {}
-        for node in self.cut.folded:  # a static Shape: fed, so the region never reads its tensor
-            feeds[node.outputs[0]] = np.asarray(self.ctx.constant(node.outputs[0]))
+        probe = Probe(self.ctx, self.cut, self.symbols.at(assign))
         if theta is not None:
-            feeds[self.cut.theta] = theta.reshape(sym.concrete(self.cut.theta, assign)).astype(self.dtype)
-        for leaf in self.cut.shape_leaves:
-            dims = sym.concrete(leaf.inputs[0], assign)
-            if leaf.op_type == "Size":
-                feeds[leaf.outputs[0]] = np.array(int(np.prod(dims)), dtype=np.int64)
-                continue
-            start, end = shape_range(leaf, len(dims))
-            feeds[leaf.outputs[0]] = np.array(dims[start:end], dtype=np.int64)
-        for value in self.cut.int_leaves:
-            dtype = np.int32 if self.ctx.dtype(value) == TensorProto.INT32 else np.int64
-            data = np.array(sym.concrete(value, assign), dtype=dtype)
-            feeds[value] = data.reshape(()) if self.ctx.shape(value) == () else data
-        return feeds
+            theta = theta.reshape(probe.shape(self.cut.variable)).astype(self.dtype)
+        return probe.feeds(theta)
 
     def inputs(self, assign: dict[int, int], theta: np.ndarray | None) -> tuple[dict, dict]:
         """Everything the region reads at these dims: the feeds, with the grids of the known grid
@@ -79,7 +63,7 @@ class GridRegion:
         feeds = self.feeds(assign, theta)
         sizes = {}
         with _probe_failure():
-            for i, op in enumerate(self.cut.known):
+            for i, op in enumerate(self.cut.computed):
                 if op.size is not None:
                     sizes[i] = [int(s) for s in np.asarray(self._value(op.size, feeds)).reshape(-1)]
                     spatial = sizes[i][2:]
@@ -108,19 +92,19 @@ class GridRegion:
         both (worth it for small regions; a run then copies every intermediate out). The proof's
         own run is kept: the first check asks for it again."""
         self.everything = [o for n in self.cut.nodes for o in n.outputs if o]
-        if self.cut.grid in values:
-            self.values_seen = {self.cut.grid: (feeds, np.asarray(values[self.cut.grid]))}
+        if self.cut.output in values:
+            self.values_seen = {self.cut.output: (feeds, np.asarray(values[self.cut.output]))}
 
     def run(self, assign: dict[int, int], theta: np.ndarray | None) -> Run:
         feeds, sizes = self.inputs(assign, theta)
         with _probe_failure():
             everything = [o for o in self.everything if o not in feeds]
-            if self.cut.grid in self.values_seen:  # the proof's own run: the same feeds
-                seen_feeds, seen_grid = self.values_seen[self.cut.grid]
+            if self.cut.output in self.values_seen:  # the proof's own run: the same feeds
+                seen_feeds, seen_grid = self.values_seen[self.cut.output]
                 if seen_feeds.keys() == feeds.keys() and all(np.array_equal(seen_feeds[k], feeds[k]) for k in feeds):
                     return Run(seen_grid, sizes)
-            if self.cut.grid in everything:
-                grid = np.asarray(self.ctx.evaluate(everything, feeds)[everything.index(self.cut.grid)])
+            if self.cut.output in everything:
+                grid = np.asarray(self.ctx.evaluate(everything, feeds)[everything.index(self.cut.output)])
             else:
-                grid = np.asarray(self._value(self.cut.grid, feeds))
+                grid = np.asarray(self._value(self.cut.output, feeds))
         return Run(grid, sizes)

@@ -16,6 +16,7 @@ import itertools
 from dataclasses import dataclass, field
 
 import numpy as np
+from onnx import TensorProto
 
 from ..errors import SurgeonError
 from ..graph.node import shape_range
@@ -29,11 +30,19 @@ BATCH = (2, 3, 4)
 
 @dataclass
 class Region:
+    """The part of a graph from a variable (or none: a region of constants and sizes) to an
+    output, and what it reads: the shapes of run-time tensors, constants, sizes given as data."""
+
     output: str
-    variable: str
+    variable: str | None
     nodes: list  # graph order, from the variable to the output
     shapes: list = field(default_factory=list)  # Shape/Size nodes of run-time tensors: fed probe dims
-    named: dict = field(default_factory=dict)  # role -> a tensor whose dims the caller needs (the image)
+    named: dict = field(default_factory=dict)  # role -> a tensor whose dims the caller needs (the anchor)
+    folded: list = field(default_factory=list)  # Shape/Size whose value is static: constants of the region
+    constants: list = field(default_factory=list)  # constant values the region reads
+    ints: list = field(default_factory=list)  # run-time int tensors read as sizes: fed probe sizes
+    constant_variable: bool = False  # the variable is known before run time
+    computed: list = field(default_factory=list)  # the caller's own: nodes it computes itself for a probe
 
     def tensors(self, ctx) -> dict[str, tuple]:
         """Every run-time tensor whose dims the region reads (the variable first), and the named
@@ -115,11 +124,12 @@ def _region(ctx, output: str, variable: str, max_nodes: int):
 
 
 class Probe:
-    """The region at one set of concrete dims."""
+    """The region at one set of concrete dims: per tensor whose dims it reads, its dims; per int
+    tensor it reads as sizes, its values."""
 
     def __init__(self, ctx, region: Region, dims: dict[str, tuple]):
         self.ctx, self.region = ctx, region
-        self.dims = dims  # tensor -> concrete dims
+        self.dims = dims  # tensor -> concrete dims (an int tensor: its values)
 
     def shape(self, tensor: str) -> tuple:
         """Concrete dims of the variable or of a tensor the region reads the shape of."""
@@ -129,8 +139,13 @@ class Probe:
         """Concrete dims of a named tensor (``Recogniser(...)(ctx, output, image=x)``)."""
         return self.dims[self.region.named[role]]
 
-    def feeds(self, value: np.ndarray) -> dict:
-        feeds = {self.region.variable: np.asarray(value)}
+    def feeds(self, value: np.ndarray | None) -> dict:
+        """What the region reads at these dims, ``value`` as the variable (None: not fed)."""
+        feeds = {}
+        for node in self.region.folded:  # a static Shape: fed, so the region never reads its tensor
+            feeds[node.outputs[0]] = np.asarray(self.ctx.constant(node.outputs[0]))
+        if value is not None:
+            feeds[self.region.variable] = np.asarray(value)
         for node in self.region.shapes:
             dims = list(self.dims[node.inputs[0]])
             if node.op_type == "Size":
@@ -138,6 +153,9 @@ class Probe:
                 continue
             start, end = shape_range(node, len(dims))
             feeds[node.outputs[0]] = np.array(dims[start:end], np.int64)
+        for tensor in self.region.ints:
+            data = np.array(self.dims[tensor], np.int32 if self.ctx.dtype(tensor) == TensorProto.INT32 else np.int64)
+            feeds[tensor] = data.reshape(()) if self.ctx.shape(tensor) == () else data
         return feeds
 
     def __call__(self, value: np.ndarray) -> np.ndarray:

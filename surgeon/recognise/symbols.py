@@ -102,6 +102,10 @@ class Symbols:
         table = self.owners if value in self.owners else self.elements
         return [d if isinstance(d, int) else assign[d.cls] for d in table[value]]
 
+    def at(self, assign: dict[int, int]) -> dict[str, tuple]:
+        """Every owner's concrete dims and every int tensor's values at ``assign`` (a probe's)."""
+        return {value: tuple(self.concrete(value, assign)) for value in [*self.owners, *self.elements]}
+
     def pattern(self, value: str) -> tuple:
         """The owner's dims with classes by index: comparable across regions of one structure."""
         return self.owners.get(value) or self.elements.get(value) or ()
