@@ -9,13 +9,13 @@ built from sizes and constants alone is part of the grid's computation, not a ca
 initializer that is also a graph input (IR >= 4) is run-time data.
 
 Decides: the region (``surgeon.recognise.Region``: nodes from the cut, theta its variable, to the
-grid, its output; the known grid ops in ``computed``) and its leaves, or a ``CutRefusal``
-naming what the grid reads besides one theta (``through``: candidates a retry may walk past).
+grid, its output; the known grid ops in ``computed``) and its leaves, or a ``Refusal`` naming
+what the grid reads besides one theta; with it, the candidates a retry may walk past.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from onnx import TensorProto
 
@@ -30,13 +30,6 @@ _INTS = {TensorProto.INT64, TensorProto.INT32}
 MAX_INT_LEAF = 5  # a size tensor holds at most [N, C, D, H, W]
 MAX_REGION_NODES = 400  # affine grids take tens of nodes; past this it is a network, not a grid
 MAX_SHAPE_WALK = 64  # how far to look before calling a Shape input a run-time tensor
-
-
-@dataclass
-class CutRefusal(Refusal):
-    """Why no cut was found; ``through`` are candidates a retry may walk through."""
-
-    through: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -127,8 +120,10 @@ def _unflatten(ctx: MatchContext, theta: str, walk: BackWalk) -> str:
     return source
 
 
-def cut_grid(ctx: MatchContext, grid: str, image: str, pattern_name: str, past=frozenset()) -> Region | CutRefusal:
-    """The grid's region and its theta, or why it is not one theta's grid. Values in ``past``
+def cut_grid(ctx: MatchContext, grid: str, image: str, pattern_name: str,
+             past=frozenset()) -> tuple[Region | Refusal, list[str]]:
+    """The grid's region and its theta, or why it is not one theta's grid, and the candidates a
+    retry may walk through (several theta-shaped tensors, one computed from another). Values in ``past``
     are walked through, not taken as the cut (a transposed square matrix looks like theta too)."""
     candidates: dict[str, None] = {}
     runtime: list[str] = []
@@ -176,10 +171,10 @@ def cut_grid(ctx: MatchContext, grid: str, image: str, pattern_name: str, past=f
             candidates[v] = None
             continue
         if node.subgraphs():
-            return CutRefusal(f"the grid is computed with control flow ({node.label})")
+            return Refusal(f"the grid is computed with control flow ({node.label})"), []
         walk.take(node)
         if walk.taken > MAX_REGION_NODES:
-            return CutRefusal(f"no theta-shaped cut within {MAX_REGION_NODES} nodes of the grid")
+            return Refusal(f"no theta-shaped cut within {MAX_REGION_NODES} nodes of the grid"), []
         if _is_shape_op(node):
             if ctx.constant(v) is not None:
                 folded.append(node)  # the tensor's shape is static: a constant of the region
@@ -200,15 +195,15 @@ def cut_grid(ctx: MatchContext, grid: str, image: str, pattern_name: str, past=f
     if runtime:
         named = ", ".join(repr(r) + (" (an initializer that is also a graph input: a default the caller may "
                                      "override)" if ctx.is_overridable(r) else "") for r in runtime[:3])
-        return CutRefusal(f"the grid depends on run-time data other than one theta-shaped tensor ({named})")
+        return Refusal(f"the grid depends on run-time data other than one theta-shaped tensor ({named})"), []
     if len(live) > 1 or (not live and len(fixed) > 1):
         several = live or fixed
         named = ", ".join(repr(c) for c in several[:3])
-        return CutRefusal(f"the grid reads several theta-shaped tensors ({named})",
-                          [c for c in several if ctx.producer(c) is not None])
+        return (Refusal(f"the grid reads several theta-shaped tensors ({named})"),
+                [c for c in several if ctx.producer(c) is not None])
     theta = live[0] if live else fixed[0] if fixed else None
     constants.update((c, None) for c in fixed if c != theta)
     if theta is not None:
         theta = _unflatten(ctx, _unwiden(ctx, theta, walk), walk)
     return Region(grid, theta, walk.nodes(), shape_leaves, folded=folded, constants=list(constants),
-                  ints=list(int_leaves), constant_variable=not live, computed=known)
+                  ints=list(int_leaves), constant_variable=not live, computed=known), []

@@ -24,13 +24,13 @@ import numpy as np
 from onnx import TensorProto, helper
 
 from surgeon import MatchContext, Refusal, SurgeonError
-from surgeon.recognise import (Region, BRANCH, DimPlan, Failure, Symbols, evaluate_region, measure, partitions, prove_beyond_one,
-                               search, size_hints, split)
+from surgeon.recognise import (BRANCH, DimPlan, DoesNotRun, Failure, Region, Symbols, evaluate_region, measure,
+                               partitions, prove_beyond_one, search, size_hints, split)
 
 from .conclude import conclude
 from .cut import theta_layout
-from .prove import DoesNotRun, GridProof, prove_grid, unread
-from .region import GridRegion, ProbeFailed
+from .prove import GridProof, prove_grid, unread
+from .region import GridRunner
 from .reparam import ThetaMap, fit_items, fit_map
 from .sources import FixedSource, MapSource, PlainSource
 from .thetas import KIND_COUNT
@@ -63,7 +63,7 @@ class Identifier:
         self.tol = TOLERANCES[self.precision]  # fits of theta and maps
         self.grid_tol = GRID_TOLERANCES[self.precision]  # a grid against affine_grid (rounding)
         elem = theta_elem or grid_elem or TensorProto.FLOAT
-        self.region = GridRegion(ctx, cut, symbols, helper.tensor_dtype_to_np_dtype(elem))
+        self.region = GridRunner(ctx, cut, symbols, helper.tensor_dtype_to_np_dtype(elem))
         self.layout = theta_layout(symbols.owners[cut.variable]) if cut.variable and mode != "fixed" else None
         self.k = self.layout.k if self.layout else None
         self.source = PlainSource(self.layout) if self.layout else None
@@ -86,7 +86,7 @@ class Identifier:
             thetas, labels = self.source.thetas(count, start, salt) if self.source.fed else (None, None)
             try:
                 run = self.region.run(assign, thetas)
-            except ProbeFailed as exc:
+            except DoesNotRun as exc:
                 return Failure(f"the region does not run on probe dims: {exc}", ran=False)
             grid = run.grid
             if grid.ndim != self.k + 2 or grid.shape[-1] != self.k or not np.issubdtype(grid.dtype, np.floating):
@@ -124,7 +124,7 @@ class Identifier:
         try:
             feeds, _ = self.region.inputs(base, thetas)
             values = evaluate_region(self.ctx, self.cut.nodes, feeds)  # one run: the grid and all it takes
-        except (ProbeFailed, SurgeonError) as exc:
+        except (DoesNotRun, SurgeonError) as exc:
             return Failure(f"the region does not run on probe dims: {exc}", ran=False)
         grid = np.asarray(values[self.cut.output] if self.cut.output in values else self.ctx.constant(self.cut.output))
         if sum(np.size(v) for v in values.values()) <= SHARED_SESSION_ELEMENTS:
@@ -159,7 +159,7 @@ class Identifier:
             feeds, _ = self.region.inputs(assign, thetas)
             values = evaluate_region(self.ctx, self.cut.nodes, feeds)
             return prove_grid(self.ctx, self.cut, self.symbols, feeds, not fed, self.dims.group_of, values, bounds)
-        except (ProbeFailed, SurgeonError, DoesNotRun):
+        except (SurgeonError, DoesNotRun):
             return None
 
     def start(self, base: dict) -> Outcome | Failure:
@@ -186,7 +186,7 @@ class Identifier:
         """A grid with no theta: fit one theta per item (exactly, or the grid is not affine)."""
         try:
             grid = self.region.run(base, None).grid
-        except ProbeFailed as exc:
+        except DoesNotRun as exc:
             return Failure(f"the grid cannot be computed on probe dims: {exc}", ran=False)
         k = grid.shape[-1] if grid.ndim in (4, 5) else 0
         if k != grid.ndim - 2 or not np.issubdtype(grid.dtype, np.floating) or grid.size == 0:  # nothing to fit
@@ -226,7 +226,7 @@ class Identifier:
             thetas, _ = self.source.thetas(count, r * count, MAP_SALT + r)
             try:
                 grid = self.region.run(base, thetas).grid
-            except ProbeFailed:
+            except DoesNotRun:
                 return None
             if grid.ndim != self.k + 2 or grid.shape[-1] != self.k or (grid.shape[0] != count and count != 1):
                 return None
@@ -253,7 +253,7 @@ class Identifier:
             return None if found is None else MapSource(self.layout, found).coefficients()
         try:
             grid = self.region.run(assign, None).grid
-        except ProbeFailed:
+        except DoesNotRun:
             return None
         theta = fit_items(grid, ac, self.tol) if grid.ndim == self.k + 2 and grid.shape[-1] == self.k else None
         if theta is None:
@@ -316,7 +316,8 @@ class Identifier:
         base, outcome = found
         ac = outcome.agreement.align_corners
         if any(len(g) > 1 for g in self.dims.groups):
-            base = split(self.ctx, self.dims, base, lambda trial: self.check(trial, (ac,), salt=5), "the grid is affine")
+            check = lambda trial: self.check(trial, (ac,), salt=5)  # noqa: E731
+            base = split(self.ctx, self.dims, base, check, "the grid is affine")
             if isinstance(base, Refusal):
                 return base
             outcome = self.check(base, (ac,), salt=0)

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from surgeon import Refusal, SurgeonError
-from surgeon.recognise import (AFFINE, BRANCH, BRANCHED, DIMS, KNOWN, OTHER, Abstract, NotProved, Region, branch_of, dims, known,
-                               mark_branch, prove, shape_range, variable)
+from surgeon.recognise import (AFFINE, BRANCH, BRANCHED, DIMS, KNOWN, OTHER, Abstract, DoesNotRun, NotProved, Region,
+                               branch_of, dims, known, mark_branch, prove, shape_range, variable)
 
 from .cut import theta_layout
 from .grid_ops import CUSTOM_DOMAIN
@@ -115,10 +115,6 @@ def _leaves(cut: Region, symbols, feeds: dict, fixed: bool, group_of, bounds) ->
     for value in cut.ints:
         leaves[value] = dims(np.shape(feeds[value]), -np.inf, np.inf, data=value)
     return leaves
-
-
-class DoesNotRun(Exception):
-    """The region does not run at these dims (the original would not either): try others."""
 
 
 def prove_grid(ctx, cut: Region, symbols, feeds: dict, fixed: bool, group_of, values: dict | None = None,

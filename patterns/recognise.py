@@ -13,7 +13,7 @@ from surgeon import MatchContext, Refusal
 from surgeon.recognise import Region, Symbols
 from surgeon.recognise import region_key as structure_key
 
-from .cut import CutRefusal, ThetaLayout, cut_grid, theta_layout
+from .cut import ThetaLayout, cut_grid, theta_layout
 from .identify import MODES, Identifier
 from .samplers import Sampler
 from .verdict import Verdict
@@ -62,7 +62,7 @@ class GridRecogniser:
                     return found
                 refusals[i] = _joined(refusals.get(i), found, mode)
         # A strategy's refusal says what disagreed; a cut's only why no cut was found there.
-        ordered = [refusals[i] for i in sorted(refusals)] + [c for c in cuts.made if isinstance(c, CutRefusal)]
+        ordered = [refusals[i] for i in sorted(refusals)] + [c for c in cuts.made if isinstance(c, Refusal)]
         return ordered[0] if ordered else Refusal("no cut found")
 
     def _one(self, ctx: MatchContext, sampler: Sampler, cut: Region, mode: str) -> Recognition | Refusal:
@@ -108,11 +108,11 @@ class _Cuts:
             if past in self.tried:
                 continue
             self.tried.add(past)
-            cut = cut_grid(self.ctx, self.sampler.grid, self.sampler.x, self.pattern_name, past)
+            cut, through = cut_grid(self.ctx, self.sampler.grid, self.sampler.x, self.pattern_name, past)
             self.made.append(cut)
-            if isinstance(cut, CutRefusal):
-                if cut.through:
-                    self.todo.append(past | frozenset(cut.through))
+            if isinstance(cut, Refusal):
+                if through:
+                    self.todo.append(past | frozenset(through))
             elif cut.variable is not None and self.ctx.producer(cut.variable) is not None:
                 self.todo.append(past | {cut.variable})
             return True

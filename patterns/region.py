@@ -10,24 +10,20 @@ from dataclasses import dataclass
 import numpy as np
 
 from surgeon import MatchContext, SurgeonError
-from surgeon.recognise import Probe, Region
+from surgeon.recognise import DoesNotRun, Probe, Region
 
 from .analytic import affine_grid
 
 
-class ProbeFailed(Exception):
-    pass
-
-
 @contextmanager
 def _probe_failure():
-    """What stops a run of the region, as a ``ProbeFailed`` with its reason."""
+    """What stops a run of the region, as a ``DoesNotRun`` with its reason."""
     try:
         yield
     except SurgeonError as exc:
-        raise ProbeFailed(str(exc)) from None
+        raise DoesNotRun(str(exc)) from None
     except (ValueError, IndexError, TypeError, OverflowError) as exc:  # a size that makes no sense
-        raise ProbeFailed(f"{type(exc).__name__}: {exc}") from None
+        raise DoesNotRun(f"{type(exc).__name__}: {exc}") from None
 
 
 @dataclass
@@ -36,7 +32,9 @@ class Run:
     sizes: dict  # known grid op index -> its evaluated size tensor (list of ints)
 
 
-class GridRegion:
+class GridRunner:
+    """Runs the pattern's region on the engine's probes, the known grid ops computed here."""
+
     def __init__(self, ctx: MatchContext, cut: Region, symbols, dtype):
         self.ctx, self.cut, self.symbols = ctx, cut, symbols
         self.everything: list[str] = []  # see share_session_with_proof
@@ -76,9 +74,9 @@ class GridRegion:
                     continue  # onnxruntime's kernel computes it with the rest of the region
                 op_theta = raw.astype(np.float64)
                 if op_theta.ndim != 3 or op_theta.shape[1] != len(spatial) or min(spatial, default=1) < 0:
-                    raise ProbeFailed(f"{op.node.label}: theta {op_theta.shape} does not fit size {spatial}")
+                    raise DoesNotRun(f"{op.node.label}: theta {op_theta.shape} does not fit size {spatial}")
                 if op.half_only and sizes.get(i, [op_theta.shape[0]])[0] != op_theta.shape[0]:
-                    raise ProbeFailed(f"{op.node.label}: size N {sizes[i][0]} is not theta's {op_theta.shape[0]}")
+                    raise DoesNotRun(f"{op.node.label}: size N {sizes[i][0]} is not theta's {op_theta.shape[0]}")
                 with np.errstate(invalid="ignore"):
                     grid = affine_grid(op_theta, spatial, bool(op.align_corners), op.size_one)
                 # every known grid op's output has theta's type: a declared type may be stale (the

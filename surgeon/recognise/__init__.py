@@ -23,7 +23,7 @@ from .elements import (AFFINE, BRANCHED, DIMS, KNOWN, NAMES, OTHER, Abstract, No
 from .key import fingerprint, region_key
 from .prove import TABLE, Proof, evaluate_region, prove
 from .recogniser import Recognised, Recogniser
-from .region import Probe, Region, cut, probes, reads_only_shapes
+from .region import DoesNotRun, Probe, Region, cut, probes, reads_only_shapes
 from .scaling import DimScaling, measure
 from .small_dims import combinations, prove_beyond_one
 from .symbols import Computed, Dim, DimOf, DimPlan, ElemOf, Fixed, Follows, OutputDim, Piece, Static, Symbols
@@ -31,7 +31,7 @@ from .ties import Failure, partitions, search, size_hints, split
 
 __all__ = ["BRANCH", "prove", "Proof", "Abstract", "NotProved", "TABLE", "KNOWN", "DIMS", "AFFINE", "OTHER", "BRANCHED",
            "NAMES", "known", "dims", "variable", "mark_branch", "branch_of", "Recogniser", "Recognised", "Region",
-           "Probe", "cut", "probes", "region_key", "fingerprint", "reads_only_shapes",
+           "DoesNotRun", "Probe", "cut", "probes", "region_key", "fingerprint", "reads_only_shapes",
            "evaluate_region", "shape_range", "Symbols", "Dim", "DimPlan", "Static", "Follows", "Computed",
            "OutputDim", "Fixed", "DimOf", "ElemOf", "Piece", "Failure", "partitions", "search", "size_hints", "split",
            "DimScaling", "measure", "combinations", "prove_beyond_one"]

@@ -28,6 +28,10 @@ SPATIAL = (5, 7, 6, 9, 11, 13, 10, 14, 8, 12, 15, 17, 19, 16, 18)  # probe value
 BATCH = (2, 3, 4)
 
 
+class DoesNotRun(Exception):
+    """The region does not run at these dims (the original would not either): try others."""
+
+
 @dataclass
 class Region:
     """The part of a graph from a variable (or none: a region of constants and sizes) to an
