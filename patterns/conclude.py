@@ -5,14 +5,15 @@ dims come from. ``ident`` is the identify step's Identifier (its checks, dims pl
 from __future__ import annotations
 
 from surgeon import Refusal
-
-from surgeon.recognise import Computed, Failure, Follows, Static, combinations
+from surgeon.recognise import Computed, Failure, Follows, Static, combinations, pinned_elsewhere, tie_co_valued
 
 from .sources import MapSource
 from .verdict import Outcome, Verdict
 
+
 def conclude(ident, base: dict, first: Outcome, ac: int) -> Verdict | Refusal:
-    _tie_co_valued(ident, base, ac)
+    check = lambda assign, salt: ident.check(assign, (ac,), salt=salt)  # noqa: E731
+    tie_co_valued(ident.dims, base, check)
     sym, plan = ident.symbols, ident.dims
     verdict = Verdict(k=ident.k, homogeneous=bool(ident.layout and ident.layout.homogeneous), align_corners=ac,
                       precision=ident.precision, grid_dtype=first.grid_dtype,
@@ -56,7 +57,7 @@ def conclude(ident, base: dict, first: Outcome, ac: int) -> Verdict | Refusal:
             pinned_groups.add(g)
             verdict.pinned[rep] = base[rep]
     if len(pinned_groups) > 1:
-        elsewhere = _pinned_elsewhere(ident, base, ac, pinned_groups)
+        elsewhere = pinned_elsewhere(plan, base, pinned_groups, check, "the grid")
         if elsewhere:
             return Refusal(elsewhere)
     refusal = _empty_batch(ident, base, ac, pinned_groups, first, follows, verdict)
@@ -113,70 +114,6 @@ def _empty_batch(ident, base: dict, ac: int, pinned: set, first: Outcome, follow
             else:
                 return Refusal(f"with no items, the grid's size follows {sym.name(rep)} other than the input does")
     return None
-
-
-def _tie_co_valued(ident, base: dict, ac: int) -> None:
-    """Groups that share a value in ``base`` and run only when varied together are one dim (a
-    matrix expanded to the image's batch elsewhere in the model, say): tie them, so that neither
-    is taken for a size baked into constants."""
-    plan = ident.dims
-    changed = True
-    while changed:
-        changed = False
-        for g in range(len(plan.groups)):
-            value = base[plan.rep(g)]
-            partners = [h for h in range(len(plan.groups)) if h != g and base[plan.rep(h)] == value]
-            if not partners:
-                continue
-            trial = plan.with_value(base, g, plan.fresh(g, set(base.values())))
-            if not _runs(ident.check(trial, (ac,), salt=g + 1)):
-                together = dict(trial)
-                for h in partners:
-                    together = plan.with_value(together, h, trial[plan.rep(g)])
-                if _runs(ident.check(together, (ac,), salt=g + 1)):
-                    partners = _needed(ident, trial, together, g, partners, ac)
-                    merged = sorted(c for i in [g, *partners] for c in plan.groups[i])
-                    plan.groups = [m for i, m in enumerate(plan.groups) if i not in (g, *partners)] + [merged]
-                    changed = True
-                    break
-
-
-def _needed(ident, trial: dict, together: dict, g: int, partners: list, ac: int) -> list:
-    """The partners group ``g`` must move with for the region to run: each one left at its own
-    value where the region still runs without it (a dim that merely shares the probe's value is no
-    tie: H and W both at 2 are not one dim because a table's length follows W)."""
-    plan, needed = ident.dims, list(partners)
-    for h in list(partners):
-        rest = [i for i in needed if i != h]
-        alone = dict(trial)
-        for i in rest:
-            alone = plan.with_value(alone, i, trial[plan.rep(g)])
-        if _runs(ident.check(alone, (ac,), salt=g + 1)):
-            needed = rest
-    return needed
-
-
-def _pinned_elsewhere(ident, base: dict, ac: int, pinned: set) -> str | None:
-    """Sizes baked into constants bind one size only if no other runs: two pinned dims swapped, or
-    one doubled while the other halves (a Reshape to H * W elements takes both), must not run."""
-    plan, sym = ident.dims, ident.symbols
-    groups = sorted(pinned)
-    for i, g in enumerate(groups):
-        for h in groups[i + 1:]:
-            a, b = base[plan.rep(g)], base[plan.rep(h)]
-            trials = [(b, a)] if a != b else []
-            trials += [(2 * a, b // 2)] if b % 2 == 0 and b > 1 else []
-            for va, vb in trials:
-                trial = plan.with_value(plan.with_value(base, g, va), h, vb)
-                if _runs(ident.check(trial, (ac,), salt=95 + g)):
-                    return (f"the grid runs with {sym.name(plan.rep(g), va)} and {sym.name(plan.rep(h), vb)} as well "
-                            f"as at the sizes baked into its constants ({sym.name(plan.rep(g), a)}, "
-                            f"{sym.name(plan.rep(h), b)}): they are not one size, and the rewrite would be written for one")
-    return None
-
-
-def _runs(result) -> bool:
-    return isinstance(result, Outcome) or (isinstance(result, Failure) and result.ran)
 
 
 def _size_one(ident, base: dict, ac: int, pinned: set, verdict: Verdict) -> Refusal | None:

@@ -2,7 +2,7 @@
 the dims alone), and which theta elements does it read?
 
 The engine's abstract interpretation (``surgeon.recognise.prove``) walks the region from the cut to
-the grid at one set of dims the region runs at. Its leaves are what the graph says: theta is the
+the grid at one set of dims the region runs at. Its leaves (``surgeon.recognise.leaves``) are what the graph says: theta is the
 variable; a ``Shape`` of a run-time tensor gives its declared static dims as constants and its
 dynamic dims as sizes of at least 1; a run-time integer tensor read as a size has no bounds and
 may only set sizes. The grid ops onnxruntime cannot run get a rule here: each grid element is
@@ -20,8 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from surgeon import Refusal, SurgeonError
-from surgeon.recognise import (AFFINE, BRANCH, BRANCHED, DIMS, KNOWN, OTHER, Abstract, DoesNotRun, NotProved, Region,
-                               branch_of, dims, known, mark_branch, prove, shape_range, variable)
+from surgeon.recognise import (AFFINE, AT_LEAST_ONE, BRANCH, BRANCHED, DIMS, KNOWN, OTHER, Abstract, DoesNotRun, NotProved,
+                               Region, branch_of, declared_lie, leaves, mark_branch, prove)
 
 from .cut import theta_layout
 from .grid_ops import CUSTOM_DOMAIN
@@ -83,49 +83,19 @@ for _domain in ("", "org.pytorch.aten", "com.microsoft"):
     GRID_RULES[(_domain, "ATen")] = _aten
 
 
-AT_LEAST_ONE = (1.0, np.inf)
-
-
-def _leaves(cut: Region, symbols, feeds: dict, fixed: bool, group_of, bounds) -> dict[str, Abstract]:
-    leaves: dict[str, Abstract] = {}
-    if cut.variable is not None and not fixed:
-        owner = symbols.owners[cut.variable]
-        layout = theta_layout(owner)
-        leaves[cut.variable] = variable(np.shape(feeds[cut.variable]), layout.rows * layout.cols)
-        leaves[cut.variable].axes = tuple(-1 if isinstance(d, int) else group_of(d.cls) for d in owner)
-    for node in cut.folded:
-        leaves[node.outputs[0]] = known(np.asarray(feeds[node.outputs[0]]))
-    for leaf in cut.shapes:
-        source_dims = symbols.owners[leaf.inputs[0]]
-        value = np.asarray(feeds[leaf.outputs[0]])
-        if leaf.op_type == "Size":
-            static = all(isinstance(d, int) for d in source_dims)
-            leaves[leaf.outputs[0]] = known(value) if static else dims(value.shape, 1, np.inf)
-            continue
-        start, end = shape_range(leaf, len(source_dims))
-        picked = source_dims[start:end]
-        abstract = dims(value.shape, 1, np.inf, sym=-1)
-        for i, d in enumerate(picked):
-            if isinstance(d, int):  # a declared static dim of a graph input: the model's interface
-                abstract.kind[i], abstract.lo[i], abstract.hi[i] = KNOWN, d, d
-            else:  # dims tied into one group are one dim: Max(N, N') of tied batches is settled
-                abstract.sym[i] = group_of(d.cls)
-                abstract.lo[i], abstract.hi[i] = bounds(abstract.sym[i])
-        leaves[leaf.outputs[0]] = abstract
-    for value in cut.ints:
-        leaves[value] = dims(np.shape(feeds[value]), -np.inf, np.inf, data=value)
-    return leaves
-
-
 def prove_grid(ctx, cut: Region, symbols, feeds: dict, fixed: bool, group_of, values: dict | None = None,
                bounds=lambda group: AT_LEAST_ONE) -> GridProof | Refusal:
     """The proof at one set of dims (``feeds``: the region's inputs there), or why there is none;
     ``DoesNotRun`` when the region does not run there. ``group_of(cls)``: the group of dims a
     class is tied into at these dims; ``values``: the region evaluated there, when at hand;
     ``bounds(group)``: the (lo, hi) every dim of that group is proved over (at least 1)."""
-    leaves = _leaves(cut, symbols, feeds, fixed, group_of, bounds)
+    item = None
+    if cut.variable is not None and not fixed:
+        layout = theta_layout(symbols.owners[cut.variable])
+        item = layout.rows * layout.cols
+    found = leaves(cut, symbols, feeds, group_of, bounds, item)
     try:
-        proof = prove(ctx, cut.nodes, [cut.output], leaves, feeds, GRID_RULES, values)
+        proof = prove(ctx, cut.nodes, [cut.output], found, feeds, GRID_RULES, values)
     except NotProved as exc:
         return Refusal(str(exc))
     except SurgeonError as exc:
@@ -143,14 +113,10 @@ def prove_grid(ctx, cut: Region, symbols, feeds: dict, fixed: bool, group_of, va
         axes = grid.axes
         if axes is None or axes[0] != BRANCHED or any(a == BRANCHED for a in axes[1:]):
             return Refusal(f"the grid's size depends on {grid.resized}")
-    lie = _declared_lie(ctx, cut, proof.values)
+    lie = declared_lie(ctx, cut.nodes, proof.values)
     if lie:
         return Refusal(lie)
-    item = 0
-    if cut.variable is not None and not fixed:
-        layout = theta_layout(symbols.owners[cut.variable])
-        item = layout.rows * layout.cols
-    return GridProof(grid.all_reads(), item, proof.narrowed, extent_branched=kept)
+    return GridProof(grid.all_reads(), item or 0, proof.narrowed, extent_branched=kept)
 
 
 def _extent_kept(cut: Region) -> bool:
@@ -158,20 +124,6 @@ def _extent_kept(cut: Region) -> bool:
     floor division, a branch), the rewrite reads that same tensor (every spatial dim Computed:
     ``min(W, 64)`` is W at every probe, and past them it is not)."""
     return any(k.size and k.node.outputs[0] == cut.output for k in cut.computed)
-
-
-def _declared_lie(ctx, cut: Region, values: dict) -> str | None:
-    """A declared static dim the region's values do not have: that value_info is not believed."""
-    for node in cut.nodes:
-        for out in node.outputs:
-            declared = ctx.shape(out) if out else None
-            actual = np.shape(values[out]) if out in values else None
-            if declared is None or actual is None or len(declared) != len(actual):
-                continue
-            if any(isinstance(d, int) and d != a for d, a in zip(declared, actual)):
-                return (f"{out!r} is declared {list(declared)} but computes {list(actual)} at the probe's dims: "
-                        "its declared shape is not the data's, and a size read from it would be wrong")
-    return None
 
 
 def unread(reads: int, rows: int, cols: int, k: int) -> list[tuple[int, int]]:

@@ -10,8 +10,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from surgeon import MatchContext, Refusal
-from surgeon.recognise import Region, Symbols
-from surgeon.recognise import region_key as structure_key
+from surgeon.recognise import Region, Symbols, symbolic_key
 
 from .cut import ThetaLayout, cut_grid, theta_layout
 from .identify import MODES, Identifier
@@ -74,7 +73,7 @@ class GridRecogniser:
         if isinstance(symbols, Refusal):
             return symbols
         try:
-            key = region_key(ctx, cut, symbols, sampler.x, (ctx.opset(""), sampler.align_corners, mode))
+            key = symbolic_key(ctx, cut, symbols, (ctx.opset(""), sampler.align_corners, mode))
         except ValueError as exc:
             return Refusal(str(exc))
         if key not in self.verdicts:
@@ -153,21 +152,6 @@ def symbols_for(ctx, trace, sampler, k: int | None = None) -> Symbols | Refusal:
         dims = ctx.shape(value)
         ints[value] = 1 if not dims else int(dims[0])
     return Symbols(dims_of, sampler.x, trace.variable, ints)
-
-
-def region_key(ctx: MatchContext, cut: Region, symbols, image: str, extra: tuple) -> tuple:
-    """The structural key of a cut region: equal keys mean the probe would see the same
-    computation (ops, attributes, wiring, constant values, dim pattern), whatever the value
-    names; a model with 200 copies of one chain is proved and probed once."""
-    leaves: dict[str, tuple] = {cut.variable: ("theta",)} if cut.variable else {}
-    leaves.update((v, ("int", symbols.pattern(v))) for v in cut.ints)  # sizes given as data
-    fed: dict[int, tuple | None] = {id(n): None for n in cut.folded}  # outputs are constant leaves
-    fed.update((id(n), ("shape-of", n.op_type, n.attr("start", 0), n.attr("end"), symbols.pattern(n.inputs[0])))
-               for n in cut.shapes)
-    head = (extra, ("image", symbols.pattern(image)),
-            ("theta", symbols.pattern(cut.variable), ctx.dtype(cut.variable) if cut.variable else None),
-            ("ints", tuple(ctx.dtype(v) for v in cut.ints)))
-    return structure_key(ctx, cut.nodes, cut.output, leaves, fed, head)
 
 
 def _joined(first: Refusal | None, found: Refusal, mode: str) -> Refusal:

@@ -11,7 +11,8 @@ Around it, what any region whose dims are symbols needs: ``symbols`` (each dynam
 its own, the dims plan a probe assigns, how a dim of the result is known and the size pieces a
 rewrite reads it from), ``ties`` (dims tied only where the region needs them equal), ``scaling``
 (coefficients that follow the dims as powers of d and d - 1) and ``small_dims`` (branches on
-sizes settled for every size but 1, proved on both sides).
+sizes settled for every size but 1, proved on both sides); ``leaves`` (a region's leaves for
+the proof at one probe's dims, its key with the dims pattern, declared dims the data contradicts).
 
 May import: ``graph/``, ``rewrite/`` (the match context it serves), ``errors``.
 """
@@ -21,17 +22,20 @@ from .bounds import BRANCH
 from .elements import (AFFINE, BRANCHED, DIMS, KNOWN, NAMES, OTHER, Abstract, NotProved, branch_of, dims, known,
                        mark_branch, variable)
 from .key import fingerprint, region_key
+from .leaves import AT_LEAST_ONE, declared_lie, leaves, symbolic_key
 from .prove import TABLE, Proof, evaluate_region, prove
 from .recogniser import Recognised, Recogniser
 from .region import DoesNotRun, Probe, Region, cut, probes, reads_only_shapes
 from .scaling import DimScaling, measure
 from .small_dims import combinations, prove_beyond_one
 from .symbols import Computed, Dim, DimOf, DimPlan, ElemOf, Fixed, Follows, OutputDim, Piece, Static, Symbols
-from .ties import Failure, partitions, search, size_hints, split
+from .ties import Failure, partitions, pinned_elsewhere, runs, search, size_hints, split, tie_co_valued
 
 __all__ = ["BRANCH", "prove", "Proof", "Abstract", "NotProved", "TABLE", "KNOWN", "DIMS", "AFFINE", "OTHER", "BRANCHED",
            "NAMES", "known", "dims", "variable", "mark_branch", "branch_of", "Recogniser", "Recognised", "Region",
            "DoesNotRun", "Probe", "cut", "probes", "region_key", "fingerprint", "reads_only_shapes",
            "evaluate_region", "shape_range", "Symbols", "Dim", "DimPlan", "Static", "Follows", "Computed",
            "OutputDim", "Fixed", "DimOf", "ElemOf", "Piece", "Failure", "partitions", "search", "size_hints", "split",
-           "DimScaling", "measure", "combinations", "prove_beyond_one"]
+           "DimScaling", "measure", "combinations", "prove_beyond_one",
+           "leaves", "symbolic_key", "declared_lie", "AT_LEAST_ONE", "runs", "tie_co_valued",
+           "pinned_elsewhere"]

@@ -140,6 +140,71 @@ def split(ctx, plan: DimPlan, base: dict, check: Callable, holds: str) -> dict |
     return base
 
 
+def runs(result) -> bool:
+    """A check whose region ran, whether or not what it computed verified."""
+    return not isinstance(result, Failure) or result.ran
+
+
+def tie_co_valued(plan: DimPlan, base: dict, check: Callable) -> None:
+    """Groups that share a value in ``base`` and run only when varied together are one dim (a
+    matrix expanded to the anchor's batch elsewhere in the model, say): tie them, so that neither
+    is taken for a size baked into constants. ``check(assign, salt)``: the caller's check."""
+    changed = True
+    while changed:
+        changed = False
+        for g in range(len(plan.groups)):
+            value = base[plan.rep(g)]
+            partners = [h for h in range(len(plan.groups)) if h != g and base[plan.rep(h)] == value]
+            if not partners:
+                continue
+            trial = plan.with_value(base, g, plan.fresh(g, set(base.values())))
+            if not runs(check(trial, g + 1)):
+                together = dict(trial)
+                for h in partners:
+                    together = plan.with_value(together, h, trial[plan.rep(g)])
+                if runs(check(together, g + 1)):
+                    partners = _needed(plan, trial, g, partners, check)
+                    merged = sorted(c for i in [g, *partners] for c in plan.groups[i])
+                    plan.groups = [m for i, m in enumerate(plan.groups) if i not in (g, *partners)] + [merged]
+                    changed = True
+                    break
+
+
+def _needed(plan: DimPlan, trial: dict, g: int, partners: list, check: Callable) -> list:
+    """The partners group ``g`` must move with for the region to run: each one left at its own
+    value where the region still runs without it (a dim that merely shares the probe's value is no
+    tie: H and W both at 2 are not one dim because a table's length follows W)."""
+    needed = list(partners)
+    for h in list(partners):
+        rest = [i for i in needed if i != h]
+        alone = dict(trial)
+        for i in rest:
+            alone = plan.with_value(alone, i, trial[plan.rep(g)])
+        if runs(check(alone, g + 1)):
+            needed = rest
+    return needed
+
+
+def pinned_elsewhere(plan: DimPlan, base: dict, pinned: set, check: Callable, what: str) -> str | None:
+    """Sizes baked into constants bind one size only if no other runs: two pinned dims swapped, or
+    one doubled while the other halves (a Reshape to H * W elements takes both), must not run.
+    ``what``: how the message names the region's result."""
+    sym = plan.symbols
+    groups = sorted(pinned)
+    for i, g in enumerate(groups):
+        for h in groups[i + 1:]:
+            a, b = base[plan.rep(g)], base[plan.rep(h)]
+            trials = [(b, a)] if a != b else []
+            trials += [(2 * a, b // 2)] if b % 2 == 0 and b > 1 else []
+            for va, vb in trials:
+                trial = plan.with_value(plan.with_value(base, g, va), h, vb)
+                if runs(check(trial, 95 + g)):
+                    return (f"{what} runs with {sym.name(plan.rep(g), va)} and {sym.name(plan.rep(h), vb)} as well "
+                            f"as at the sizes baked into its constants ({sym.name(plan.rep(g), a)}, "
+                            f"{sym.name(plan.rep(h), b)}): they are not one size, and the rewrite would be written for one")
+    return None
+
+
 def _enforced(ctx, sym, first: int, other: int) -> bool:
     """Whether the graph's ops make two shape dims one (``ctx.same_dim``)."""
     a, b = sym.classes[first], sym.classes[other]
