@@ -1,5 +1,5 @@
 // Pass 2 of the CPU fast paths with AVX-512: bilinear by gathers (sixteen pixels of one channel
-// at a time) and bicubic by runs of the plane (below).
+// at a time; with many channels by runs and edge groups, below) and bicubic by runs of the plane.
 //
 // Each pixel's (tap, tap + 1) pairs of the top and bottom rows come in by 64-bit gathers,
 // eight pixels a gather: on a Xeon (Sapphire Rapids class) that beat 8-wide AVX2 loads and
@@ -104,10 +104,11 @@ inline __attribute__((always_inline)) __m512 bilinear_hex(const float* p, int64_
 // its pair of runs; pass 2 then loads the runs of a tap row and picks each tap vector out by
 // two 2-source permutes and a blend (taps16), for every channel: four plain loads and three
 // shuffles instead of two inserts and four shuffles per eight pixels (bicubic_oct), for
-// bicubic's sixteen taps: 0.86-0.87x the time with 3 to 256 channels.  Nearest and bilinear
-// keep their eight-pixel windows and gathers: runs there took 0.95-1.21x (nearest) and
-// 0.97-1.17x (bilinear) the time, the planning in pass 1 outweighing what pass 2 gained
-// (Sapphire Rapids class Xeon, one thread).  A copy of the same elements: the bits are the
+// bicubic's sixteen taps: 0.86-0.87x the time with 3 to 256 channels.  Nearest keeps its
+// eight-pixel windows, and bilinear with few channels its gathers: runs there took 0.95-1.21x
+// (nearest) and 0.97-1.17x (bilinear) the time, the planning in pass 1 outweighing what pass 2
+// gained (Sapphire Rapids class Xeon, one thread); bilinear with 16 or more channels plans a
+// row once for all of them (below).  A copy of the same elements: the bits are the
 // other paths'.  Runs start inside the plane (clamped), so no load leaves it.
 struct Plan16 {
   int32_t start[4];  // runs 0 and 1 (first pair), 2 and 3 (second); start[0] < 0: no plan
@@ -174,6 +175,81 @@ inline __attribute__((always_inline)) Runs16 load_runs(const float* p, const Pla
 inline __attribute__((always_inline)) __m512 taps16(const Runs16& r, __m512i idx, __mmask16 second) {
   return _mm512_mask_blend_ps(second, _mm512_permutex2var_ps(r.a0, idx, r.b0),
                               _mm512_permutex2var_ps(r.a1, idx, r.b1));
+}
+
+
+// ---------------------------------------------------------------- bilinear by runs (many channels)
+// With 16 or more channels a row's plan is made once and used by every channel: sixteen
+// interior pixels' four tap vectors (top and bottom row, taps x and x + 1) come from the runs
+// of plan16 (span 1) by two permutes and a blend each, eight plain loads per channel instead of
+// four 8-pair gathers (hot in L1: 0.94x the time).  The weights of a planned group are laid
+// out planar by pass 1 (planar_pairs: w00 of the sixteen, then w01; w10, then w11), and every
+// lane runs bilinear_sum's operations, so the bits are the gathers'.
+
+// Sixteen (first, second) pairs at w made planar in place: the sixteen firsts, then the seconds.
+inline void planar_pairs(float* w) {
+  const __m512 t0 = _mm512_loadu_ps(w), t1 = _mm512_loadu_ps(w + 16);
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+  const __m512 e = _mm512_permutex2var_ps(t0, even, t1), o = _mm512_permutex2var_ps(t0, odd, t1);
+  _mm512_storeu_ps(w, e);
+  _mm512_storeu_ps(w + 16, o);
+}
+
+// A planned group's places (taps x and x + 1) and planar weights, loaded once for its channels.
+struct Quad16 {
+  __m512i i0, i1;
+  __m512 w00, w01, w10, w11;
+};
+inline __attribute__((always_inline)) Quad16 load_quad16(const int32_t* place, const float* wt, const float* wb) {
+  Quad16 q;
+  q.i0 = _mm512_loadu_si512(place);
+  q.i1 = _mm512_add_epi32(q.i0, _mm512_set1_epi32(1));
+  q.w00 = _mm512_loadu_ps(wt), q.w01 = _mm512_loadu_ps(wt + 16);
+  q.w10 = _mm512_loadu_ps(wb), q.w11 = _mm512_loadu_ps(wb + 16);
+  return q;
+}
+
+// The sixteen sums of plane p: fma(w10, c, w00 a) + fma(w11, d, w01 b), as bilinear_hex.
+inline __attribute__((always_inline)) __m512 bilinear_runs(const float* p, int64_t W, const Plan16& plan,
+                                                          const Quad16& q) {
+  const Runs16 top = load_runs(p, plan), bottom = load_runs(p + W, plan);
+  const __m512 a = taps16(top, q.i0, plan.second), b = taps16(top, q.i1, plan.second);
+  const __m512 c = taps16(bottom, q.i0, plan.second), d = taps16(bottom, q.i1, plan.second);
+  return _mm512_add_ps(_mm512_fmadd_ps(q.w10, c, _mm512_mul_ps(q.w00, a)),
+                       _mm512_fmadd_ps(q.w11, d, _mm512_mul_ps(q.w01, b)));
+}
+
+// ---------------------------------------------------------------- bilinear edge groups
+// A group of sixteen that is not all interior (rim pixels, pixels with no taps, the segment's
+// end) goes through four masked 32-bit gathers per channel: each lane's first tap (any sign:
+// masked lanes are never read), the taps of the four that lie inside, and planar weights.
+// Rim lanes are set up by pass 1 with the per-pixel math's own functions (bilinear_lane), the
+// others read as 0, as bilinear_2d reads them: the same operations on the same values, so the
+// bits of the per-pixel route, which these pixels took one by one, all channels at once, from
+// the first channel block (12% of 1x256x64x64's time for its 2% rim pixels).
+struct Edge16 {
+  __mmask16 tap[4];  // lanes whose tap (y0 x0, y0 x1, y1 x0, y1 x1) is inside the image
+  __mmask16 store;   // lanes computed (interior and rim)
+  __mmask16 none;    // lanes set to 0 (kNoTaps)
+};
+
+// The groups of sixteen a row's pass 1 prepared (cpu_rows.h BilinearRow::groups16).
+struct Groups16 {
+  const Plan16* plan;    // all-interior groups by runs (start[0] < 0: by gathers)
+  const int32_t* place;  // their places, or an edge group's first taps
+  const Edge16* edge;    // groups that are not all interior
+};
+
+// The sixteen sums of plane p of an edge group (first taps o, planar weights).
+inline __attribute__((always_inline)) __m512 bilinear_edge(const float* p, int64_t W, const Edge16& e, __m512i o,
+                                                          const __m512 (&w)[4]) {
+  const __m512i o1 = _mm512_add_epi32(o, _mm512_set1_epi32(1)), ow = _mm512_add_epi32(o, _mm512_set1_epi32((int32_t)W));
+  const __m512i ow1 = _mm512_add_epi32(ow, _mm512_set1_epi32(1));
+  const __m512 z = _mm512_setzero_ps();
+  const __m512 a = _mm512_mask_i32gather_ps(z, e.tap[0], o, p, 4), b = _mm512_mask_i32gather_ps(z, e.tap[1], o1, p, 4);
+  const __m512 c = _mm512_mask_i32gather_ps(z, e.tap[2], ow, p, 4), d = _mm512_mask_i32gather_ps(z, e.tap[3], ow1, p, 4);
+  return _mm512_add_ps(_mm512_fmadd_ps(w[2], c, _mm512_mul_ps(w[0], a)), _mm512_fmadd_ps(w[3], d, _mm512_mul_ps(w[1], b)));
 }
 
 }  // namespace cpu

@@ -168,10 +168,22 @@ inline void apply_channels(const T* x, int64_t c_begin, int64_t c_end, int64_t p
 }
 
 // ---------------------------------------------------------------- bilinear (2-D)
+// From this many channels on, AVX-512 float bilinear prepares its groups of sixteen once per
+// row for all the channels (groups16): all-interior ones by runs (cpu_avx512.h bilinear_runs),
+// the others as edge groups (bilinear_edge).  With 3 channels the per-row setup cost more
+// than it saved: 1x3x512x512 took 1.12x the time with edge groups.
+constexpr int64_t kGroupsChannelsMin = 16;
+
 template <int PAD, typename T>
 struct BilinearRow : Segment<T> {
   alignas(32) float wt[2 * kChunk], wb[2 * kChunk];  // (w00, w01), (w10, w11) per pixel
   alignas(32) int32_t off[kChunk];                   // first tap's offset, or kRim / kNoTaps
+#if SK_CPU_AVX512  // float, many channels: groups of sixteen prepared for pass 2 (groups16)
+  alignas(64) int32_t place[kChunk];  // planned groups: places in their runs; edge groups: first taps
+  Plan16 plan[kChunk / 16];           // all-interior groups; start[0] < 0: by gathers
+  Edge16 edge[kChunk / 16];           // the other groups
+  bool prepared = false;
+#endif
 
   void pass1(const Image& im) {
     with_align_corners(im.align_corners, [&](auto AC) {
@@ -183,7 +195,55 @@ struct BilinearRow : Segment<T> {
           tables<AC, true>(im, gx, gy, wt, wb, off, len), len, off,
           [&](int j) { tables<AC, false>(im, gx + j, gy + j, wt + 2 * j, wb + 2 * j, off + j, 1); }, all);
     });
+#if SK_CPU_AVX512
+    prepared = std::is_same<T, float>::value && im.C >= kGroupsChannelsMin;
+    if (prepared) groups16(im);
+#endif
   }
+
+#if SK_CPU_AVX512
+  // Pass 2's groups of sixteen: all-interior ones planned by runs (else gathered, their weights
+  // left in pairs), the others set up as edge groups (cpu_avx512.h Edge16), their rim lanes by
+  // the per-pixel math's bilinear_taps.  Planned and edge groups get planar weights.
+  void groups16(const Image& im) {
+    const int32_t last = (int32_t)std::min<int64_t>(im.H * im.W - im.W - 16, INT32_MAX);  // row 1 too
+    const int len = this->len;
+    for (int g = 0, j = 0; j < len; ++g, j += 16) {
+      const int n = std::min(16, len - j);
+      if (n == 16 && _mm512_movepi32_mask(_mm512_loadu_si512(off + j)) == 0) {
+        if (!plan16(off + j, 1, last, plan[g], place + j)) {
+          plan[g].start[0] = -1;
+          continue;
+        }
+        planar_pairs(wt + 2 * j);
+        planar_pairs(wb + 2 * j);
+        continue;
+      }
+      planar_pairs(wt + 2 * j);
+      planar_pairs(wb + 2 * j);
+      Edge16& e = edge[g];
+      uint32_t tap[4] = {0, 0, 0, 0}, store = 0, none = 0;
+      for (int k = 0; k < 16; ++k) {
+        const uint32_t bit = 1u << k;
+        const int32_t o = k < n ? off[j + k] : kNoTaps;
+        place[j + k] = o >= 0 ? o : 0;
+        if (o >= 0) {
+          tap[0] |= bit, tap[1] |= bit, tap[2] |= bit, tap[3] |= bit, store |= bit;
+        } else if (o == kNoTaps) {
+          none |= k < n ? bit : 0;
+        } else {
+          const Bilinear4 b = bilinear_taps<PAD>(im.H, im.W, this->gx[j + k], this->gy[j + k], im.align_corners);
+          if (b.v00 | b.v01 | b.v10 | b.v11) place[j + k] = (int32_t)b.o;  // then within the plane's rows -1..H
+          tap[0] |= b.v00 ? bit : 0, tap[1] |= b.v01 ? bit : 0, tap[2] |= b.v10 ? bit : 0, tap[3] |= b.v11 ? bit : 0;
+          store |= bit;
+          wt[2 * j + k] = b.w00, wt[2 * j + 16 + k] = b.w01, wb[2 * j + k] = b.w10, wb[2 * j + 16 + k] = b.w11;
+        }
+      }
+      for (int t = 0; t < 4; ++t) e.tap[t] = (__mmask16)tap[t];
+      e.store = (__mmask16)store, e.none = (__mmask16)none;
+    }
+  }
+#endif
 
   // kUnfolded (reflection only): coordinates within the image's span padded without the fold
   // (reflect_inside), the others marked kFold and counted.
@@ -229,8 +289,13 @@ struct BilinearRow : Segment<T> {
   }
 
   void pass2(const T* x, const Image& im, int64_t ystride, int64_t c_begin, int64_t c_end) const {
+    const Groups16* groups = nullptr;
+#if SK_CPU_AVX512
+    const Groups16 sixteens{plan, place, edge};
+    if (prepared) groups = &sixteens;
+#endif
     bilinear_apply(x, c_begin, c_end, im.H * im.W, im.W, off, wt, wb, this->len, this->y, ystride, this->ahead,
-                   [&](int j) { rim_pixel<kBilinear, PAD, 2>(x, im, *this, j, ystride); });
+                   [&](int j) { rim_pixel<kBilinear, PAD, 2>(x, im, *this, j, ystride); }, groups);
   }
 };
 

@@ -179,10 +179,15 @@ inline __attribute__((always_inline)) __m256 bilinear_oct(const T* p, int64_t W,
 // computed here, and kNoTaps ones set to 0; rim(j) handles the kRim ones, for all channels,
 // when with_rim (the first channel block).  ahead (0: none): the offset from a tap to where
 // the same pixel's taps lie a few output rows on; those lines are prefetched (cpu_fast.cpp).
+// groups (AVX-512, float, many channels; else null): the row's groups of sixteen as pass 1
+// prepared them (cpu_avx512.h Groups16): all-interior ones by runs or gathers, the others as
+// edge groups, which do their rim pixels themselves (rim() is then not called).
+struct Groups16;
+
 template <int NC, typename T, typename Rim>
 inline void bilinear_block(const T* x, int64_t plane, int64_t W, const int32_t* off, const float* wt,
                            const float* wb, int len, T* y, int64_t ystride, int64_t ahead, bool with_rim,
-                           const Rim& rim) {
+                           const Rim& rim, const Groups16* groups) {
   constexpr int64_t n = NC;
   auto one = [&](int k) {
     if (off[k] >= 0) {
@@ -205,12 +210,32 @@ inline void bilinear_block(const T* x, int64_t plane, int64_t W, const int32_t* 
       if (j + 16 <= len) {
         const __m512i ov = _mm512_loadu_si512(off + j);
         if (_mm512_movepi32_mask(ov) == 0) {
+          if (groups != nullptr && groups->plan[j / 16].start[0] >= 0) {
+            const Plan16& plan = groups->plan[j / 16];
+            const Quad16 q = load_quad16(groups->place + j, wt + 2 * j, wb + 2 * j);
+            prefetch_group<NC>(xf, plane, off, j, j + 15, ahead);
+            for (int64_t c = 0; c < n; ++c)
+              _mm512_storeu_ps(yf + c * ystride + j, bilinear_runs(xf + c * plane, W, plan, q));
+            continue;
+          }
           const Hex q = load_hex(off + j, wt + 2 * j, wb + 2 * j);
           prefetch_group<NC>(xf, plane, off, j, j + 15, ahead);
           for (int64_t c = 0; c < n; ++c)
             _mm512_storeu_ps(yf + c * ystride + j, bilinear_hex<false>(xf + c * plane, W, q));
           continue;
         }
+      }
+      if (groups != nullptr) {  // an edge group
+        const Edge16& e = groups->edge[j / 16];
+        const __m512i o = _mm512_loadu_si512(groups->place + j);
+        const __m512 w[4] = {_mm512_loadu_ps(wt + 2 * j), _mm512_loadu_ps(wt + 2 * j + 16), _mm512_loadu_ps(wb + 2 * j),
+                             _mm512_loadu_ps(wb + 2 * j + 16)};
+        for (int64_t c = 0; c < n; ++c) {
+          float* yc = yf + c * ystride + j;
+          _mm512_mask_storeu_ps(yc, e.store, bilinear_edge(xf + c * plane, W, e, o, w));
+          _mm512_mask_storeu_ps(yc, e.none, _mm512_setzero_ps());
+        }
+        continue;
       }
       const __mmask16 live = len - j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (len - j)) - 1);
       const __m512i ov = _mm512_maskz_loadu_epi32(live, off + j);
@@ -255,17 +280,20 @@ inline void bilinear_block(const T* x, int64_t plane, int64_t W, const int32_t* 
 template <typename T, typename Rim>
 inline void bilinear_apply(const T* x, int64_t c_begin, int64_t c_end, int64_t plane, int64_t W,
                            const int32_t* off, const float* wt, const float* wb, int len, T* y, int64_t ystride,
-                           int64_t ahead, const Rim& rim) {
+                           int64_t ahead, const Rim& rim, const Groups16* groups = nullptr) {
   for (int64_t c0 = c_begin; c0 < c_end; c0 += 4) {
     const int64_t nc = c_end - c0 < 4 ? c_end - c0 : 4;
     const T* xb = x + c0 * plane;
     T* yb = y + c0 * ystride;
     const bool first = c0 == 0;
     switch (nc) {  // unrolled
-      case 1: bilinear_block<1>(xb, plane, W, off, wt, wb, len, yb, ystride, ahead, first, rim); break;
-      case 2: bilinear_block<2>(xb, plane, W, off, wt, wb, len, yb, ystride, ahead, first, rim); break;
-      case 3: bilinear_block<3>(xb, plane, W, off, wt, wb, len, yb, ystride, ahead, first, rim); break;
-      default: bilinear_block<4>(xb, plane, W, off, wt, wb, len, yb, ystride, ahead, first, rim);
+      case 1: bilinear_block<1>(xb, plane, W, off, wt, wb, len, yb, ystride, ahead, first, rim, groups);
+        break;
+      case 2: bilinear_block<2>(xb, plane, W, off, wt, wb, len, yb, ystride, ahead, first, rim, groups);
+        break;
+      case 3: bilinear_block<3>(xb, plane, W, off, wt, wb, len, yb, ystride, ahead, first, rim, groups);
+        break;
+      default: bilinear_block<4>(xb, plane, W, off, wt, wb, len, yb, ystride, ahead, first, rim, groups);
     }
   }
 }

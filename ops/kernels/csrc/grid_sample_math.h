@@ -282,20 +282,37 @@ SK_HD float bilinear_sum(float w00, float w01, float w10, float w11, float v00, 
 // channels).  Out-of-image taps read as 0 (bilinear) or are skipped, as torch does.  The
 // accumulation orders are the ones the CPU fast paths reproduce.
 
-template <int PAD, typename T>
-SK_HD void bilinear_2d(const T* __restrict__ x, int64_t C, int64_t H, int64_t W, float gx, float gy,
-                       int align_corners, T* __restrict__ y, int64_t ystride) {
+// One 2-D bilinear location: its first tap's offset (o: row y0, column x0; any sign), which of
+// its four taps lie inside, and their weights.  The CPU's vector edge groups set up their rim
+// lanes with it (cpu_rows.h), so they read and weigh what bilinear_2d does.
+struct Bilinear4 {
+  int64_t o;
+  bool v00, v01, v10, v11;
+  float w00, w01, w10, w11;
+};
+template <int PAD>
+SK_HD Bilinear4 bilinear_taps(int64_t H, int64_t W, float gx, float gy, int align_corners) {
   const Linear1 tx = linear_taps(source_coord<PAD>(gx, W, align_corners));
   const Linear1 ty = linear_taps(source_coord<PAD>(gy, H, align_corners));
   const bool vx0 = in_range(tx.i0, W), vx1 = in_range(tx.i0 + 1, W);
   const bool vy0 = in_range(ty.i0, H), vy1 = in_range(ty.i0 + 1, H);
-  const float w00 = tx.w0 * ty.w0, w01 = tx.w1 * ty.w0, w10 = tx.w0 * ty.w1, w11 = tx.w1 * ty.w1;
-  const int64_t plane = H * W, o = ty.i0 * W + tx.i0;
+  Bilinear4 b;
+  b.o = ty.i0 * W + tx.i0;
+  b.v00 = vy0 && vx0, b.v01 = vy0 && vx1, b.v10 = vy1 && vx0, b.v11 = vy1 && vx1;
+  b.w00 = tx.w0 * ty.w0, b.w01 = tx.w1 * ty.w0, b.w10 = tx.w0 * ty.w1, b.w11 = tx.w1 * ty.w1;
+  return b;
+}
+
+template <int PAD, typename T>
+SK_HD void bilinear_2d(const T* __restrict__ x, int64_t C, int64_t H, int64_t W, float gx, float gy,
+                       int align_corners, T* __restrict__ y, int64_t ystride) {
+  const Bilinear4 b = bilinear_taps<PAD>(H, W, gx, gy, align_corners);
+  const int64_t plane = H * W, o = b.o;
   for (int64_t c = 0; c < C; ++c) {
     const T* p = x + c * plane;
-    const float v00 = (vy0 && vx0) ? to_float(p[o]) : 0.0f, v01 = (vy0 && vx1) ? to_float(p[o + 1]) : 0.0f;
-    const float v10 = (vy1 && vx0) ? to_float(p[o + W]) : 0.0f, v11 = (vy1 && vx1) ? to_float(p[o + W + 1]) : 0.0f;
-    y[c * ystride] = from_float<T>(bilinear_sum(w00, w01, w10, w11, v00, v01, v10, v11));
+    const float v00 = b.v00 ? to_float(p[o]) : 0.0f, v01 = b.v01 ? to_float(p[o + 1]) : 0.0f;
+    const float v10 = b.v10 ? to_float(p[o + W]) : 0.0f, v11 = b.v11 ? to_float(p[o + W + 1]) : 0.0f;
+    y[c * ystride] = from_float<T>(bilinear_sum(b.w00, b.w01, b.w10, b.w11, v00, v01, v10, v11));
   }
 }
 
