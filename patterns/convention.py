@@ -29,18 +29,18 @@ def compensate(writer, theta: str, elem: int, batch) -> str:
             dynamic.append((column, coordinate, piece))
     if not dynamic:
         matrix = writer.ctx.add_constant(base.astype(dtype), "size_one_matrix")
-        return writer._node("MatMul", [theta, matrix], "theta_size_one", elem, [batch, k, k + 1])
+        return writer.node("MatMul", [theta, matrix], "theta_size_one", elem, [batch, k, k + 1])
     n = len(dynamic)
-    dims = writer._pieces([piece for _, _, piece in dynamic], "size_one_dims")
-    ones = writer._node("Equal", [dims, writer._const([1] * n, "size_one")], "size_one_mask", TensorProto.BOOL, [n])
-    mask = writer._node("Cast", [ones], "size_one_mask", elem, [n], to=elem)
+    dims = writer.pieces([piece for _, _, piece in dynamic], "size_one_dims")
+    ones = writer.node("Equal", [dims, writer.const([1] * n, "size_one")], "size_one_mask", TensorProto.BOOL, [n])
+    mask = writer.node("Cast", [ones], "size_one_mask", elem, [n], to=elem)
     spread = np.zeros((n, (k + 1) ** 2))
     for i, (column, coordinate, _) in enumerate(dynamic):
         spread[i, column * (k + 1) + k] = coordinate
-    moved = writer._node("MatMul", [mask, writer.ctx.add_constant(spread.astype(dtype), "size_one_spread")],
+    moved = writer.node("MatMul", [mask, writer.ctx.add_constant(spread.astype(dtype), "size_one_spread")],
                          "size_one_shift", elem, [(k + 1) ** 2])
-    flat = writer._node("Add", [moved, writer.ctx.add_constant(base.reshape(-1).astype(dtype), "size_one_base")],
+    flat = writer.node("Add", [moved, writer.ctx.add_constant(base.reshape(-1).astype(dtype), "size_one_base")],
                         "size_one_matrix", elem, [(k + 1) ** 2])
-    matrix = writer._node("Reshape", [flat, writer._const([k + 1, k + 1], "size_one_shape")], "size_one_matrix",
+    matrix = writer.node("Reshape", [flat, writer.const([k + 1, k + 1], "size_one_shape")], "size_one_matrix",
                           elem, [k + 1, k + 1])
-    return writer._node("MatMul", [theta, matrix], "theta_size_one", elem, [batch, k, k + 1])
+    return writer.node("MatMul", [theta, matrix], "theta_size_one", elem, [batch, k, k + 1])

@@ -8,16 +8,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from onnx import TensorProto, helper
+from onnx import helper
 
 from surgeon import RewriteContext
-from surgeon.recognise import DimOf, DimScaling, Fixed, Piece
+from surgeon.recognise import DimScaling, Fixed, Piece, SizeWriter
 
 from .convention import compensate
 from .cut import ThetaLayout
 from .grid_ops import CUSTOM_DOMAIN
 from .reparam import ThetaMap
-from .monomials import scaled_coefficients
 from .samplers import onnx_mode_name
 
 
@@ -74,65 +73,10 @@ class Plan:
         return None
 
 
-class Writer:
+class Writer(SizeWriter):
     def __init__(self, ctx: RewriteContext, plan: Plan):
-        self.ctx, self.plan = ctx, plan
-        self._shapes: dict[str, str] = {}
-
-    def _const(self, values, hint: str) -> str:
-        return self.ctx.add_constant(np.array(values, dtype=np.int64), hint)
-
-    def _node(self, op: str, inputs, hint: str, elem: int, dims, **attrs) -> str:
-        out = self.ctx.add_node(op, inputs, [self.ctx.fresh_name(hint)], **attrs)[0]
-        self.ctx.set_shape(out, elem, dims)
-        return out
-
-    def _shape_of(self, value: str) -> str:
-        if value not in self._shapes:
-            rank = len(self.ctx.shape(value) or ())
-            self._shapes[value] = self._node("Shape", [value], f"{value}_shape", TensorProto.INT64, [rank or None])
-        return self._shapes[value]
-
-    def _elements(self, value: str) -> str:
-        """An int tensor read as data, as int64 [n] (a scalar or int32 size is converted)."""
-        dims = self.ctx.shape(value)
-        if self.ctx.dtype(value) != TensorProto.INT64:
-            value = self._node("Cast", [value], f"{value}_int64", TensorProto.INT64, dims, to=TensorProto.INT64)
-        if dims == ():
-            value = self._node("Reshape", [value, self._const([1], f"{value}_one")], f"{value}_vector",
-                               TensorProto.INT64, [1])
-        return value
-
-    def _pieces(self, pieces: list[Piece], hint: str) -> str:
-        """An int64 1-D tensor from constant, dim and element pieces: runs of constants become one
-        initializer, runs of one value's dims or elements one Gather (all of its dims: its Shape;
-        all of its elements: itself)."""
-        groups: list[list] = []  # [kind, value, items]
-        for piece in pieces:
-            kind, value, item = (type(piece), None, int(piece.value)) if isinstance(piece, Fixed) else \
-                (type(piece), piece.value, piece.axis if isinstance(piece, DimOf) else piece.index)
-            if groups and groups[-1][0] is kind and groups[-1][1] == value:
-                groups[-1][2].append(item)
-            else:
-                groups.append([kind, value, [item]])
-        parts = []
-        for kind, value, items in groups:
-            if kind is Fixed:
-                parts.append(self._const(items, f"{hint}_const"))
-                continue
-            if kind is DimOf:
-                source, length = self._shape_of(value), len(self.ctx.shape(value) or ())
-            else:
-                dims = self.ctx.shape(value)
-                source, length = self._elements(value), (dims[0] if dims else 1 if dims == () else None)
-            if isinstance(length, int) and items == list(range(length)):  # a symbolic length: Gather
-                parts.append(source)
-            else:
-                parts.append(self._node("Gather", [source, self._const(items, f"{hint}_axes")],
-                                        f"{hint}_dims", TensorProto.INT64, [len(items)], axis=0))
-        if len(parts) == 1:
-            return parts[0]
-        return self._node("Concat", parts, hint, TensorProto.INT64, [len(pieces)], axis=0)
+        super().__init__(ctx)
+        self.plan = plan
 
     def theta(self) -> str:
         p, rows = self.plan, self.plan.k
@@ -140,9 +84,9 @@ class Writer:
             elem = p.theta_type
             dtype = helper.tensor_dtype_to_np_dtype(elem)
             if p.theta_scaling is not None:
-                flat = scaled_coefficients(self, p.theta_value, p.theta_scaling, p.scaling_pieces, elem,
+                flat = self.scaled(p.theta_value, p.theta_scaling, p.scaling_pieces, elem,
                                            np.arange(p.theta_value.size), "theta_fitted")
-                t = self._node("Reshape", [flat, self._const(list(p.theta_value.shape), "theta_fitted_shape")],
+                t = self.node("Reshape", [flat, self.const(list(p.theta_value.shape), "theta_fitted_shape")],
                                "theta_fitted", elem, list(p.theta_value.shape))
             else:
                 t = self.ctx.add_constant(p.theta_value.astype(dtype), "theta_fitted")
@@ -155,54 +99,54 @@ class Writer:
         if p.theta_map is not None:
             t = self._mapped(t, elem, batch)
         elif layout.flat:
-            t = self._node("Reshape", [t, self._const([-1, layout.rows, layout.cols], "theta_matrix")],
+            t = self.node("Reshape", [t, self.const([-1, layout.rows, layout.cols], "theta_matrix")],
                            "theta_matrix", elem, [batch, layout.rows, layout.cols])
         if layout.homogeneous and p.theta_map is None:
-            t = self._node("Slice", [t, self._const([0], "rows_start"), self._const([rows], "rows_end"),
-                                     self._const([1], "rows_axis")], "theta_rows", elem, [batch, rows, rows + 1])
+            t = self.node("Slice", [t, self.const([0], "rows_start"), self.const([rows], "rows_end"),
+                                     self.const([1], "rows_axis")], "theta_rows", elem, [batch, rows, rows + 1])
         if p.size_one:
             t = compensate(self, t, elem, batch)
         if p.cast_to is not None:
             elem = p.cast_to
-            t = self._node("Cast", [t], "theta_cast", elem, [batch, rows, rows + 1], to=elem)
+            t = self.node("Cast", [t], "theta_cast", elem, [batch, rows, rows + 1], to=elem)
         if p.broadcast is not None:
             t = self._expand(t, elem)
         return t
 
     def _expand(self, theta: str, elem: int) -> str:
         rows = self.plan.k
-        shape = self._pieces([self.plan.broadcast, Fixed(rows), Fixed(rows + 1)], "theta_batch_shape")
-        return self._node("Expand", [theta, shape], "theta_expanded", elem, [self.plan.out_dims[0], rows, rows + 1])
+        shape = self.pieces([self.plan.broadcast, Fixed(rows), Fixed(rows + 1)], "theta_batch_shape")
+        return self.node("Expand", [theta, shape], "theta_expanded", elem, [self.plan.out_dims[0], rows, rows + 1])
 
     def _mapped(self, theta: str, elem: int, batch) -> str:
         """theta' = Reshape(Reshape(theta, [-1, p]) @ W + b, [-1, k, k+1])."""
         p, dtype = self.plan, helper.tensor_dtype_to_np_dtype(elem)
         layout, q = p.layout, p.k * (p.k + 1)
-        flat = self._node("Reshape", [theta, self._const([-1, layout.rows * layout.cols], "theta_flat")],
+        flat = self.node("Reshape", [theta, self.const([-1, layout.rows * layout.cols], "theta_flat")],
                           "theta_flat", elem, [batch, layout.rows * layout.cols])
         weight, bias = p.theta_map.weight, p.theta_map.bias
         rows = np.arange(weight.shape[0]) if p.read_columns is None else np.array(p.read_columns)
         if p.read_columns is not None:  # only what the original reads: 0 * inf elsewhere would be NaN
-            flat = self._node("Gather", [flat, self._const(p.read_columns, "theta_read")], "theta_read", elem,
+            flat = self.node("Gather", [flat, self.const(p.read_columns, "theta_read")], "theta_read", elem,
                               [batch, len(p.read_columns)], axis=1)
         if p.theta_scaling is not None:  # coefficients that follow the dims, computed at run time
             coefficients, size = np.concatenate([weight.reshape(-1), bias.reshape(-1)]), weight.size
             select = (rows[:, None] * q + np.arange(q)[None, :]).reshape(-1)
-            scaled = scaled_coefficients(self, coefficients, p.theta_scaling, p.scaling_pieces, elem, select,
+            scaled = self.scaled(coefficients, p.theta_scaling, p.scaling_pieces, elem, select,
                                          "theta_map_weight")
-            weight = self._node("Reshape", [scaled, self._const([len(rows), q], "theta_map_shape")],
+            weight = self.node("Reshape", [scaled, self.const([len(rows), q], "theta_map_shape")],
                                 "theta_map_weight", elem, [len(rows), q])
-            bias = scaled_coefficients(self, coefficients, p.theta_scaling, p.scaling_pieces, elem,
+            bias = self.scaled(coefficients, p.theta_scaling, p.scaling_pieces, elem,
                                        size + np.arange(q), "theta_map_bias")
-            out = self._node("MatMul", [flat, weight], "theta_mapped", elem, [batch, q])
-            out = self._node("Add", [out, bias], "theta_mapped", elem, [batch, q])
+            out = self.node("MatMul", [flat, weight], "theta_mapped", elem, [batch, q])
+            out = self.node("Add", [out, bias], "theta_mapped", elem, [batch, q])
         else:
             weight = self.ctx.add_constant(weight[rows].astype(dtype), "theta_map_weight")
-            out = self._node("MatMul", [flat, weight], "theta_mapped", elem, [batch, q])
+            out = self.node("MatMul", [flat, weight], "theta_mapped", elem, [batch, q])
             if np.any(bias):
                 bias = self.ctx.add_constant(bias.astype(dtype), "theta_map_bias")
-                out = self._node("Add", [out, bias], "theta_mapped", elem, [batch, q])
-        return self._node("Reshape", [out, self._const([-1, p.k, p.k + 1], "theta_matrix")], "theta_matrix",
+                out = self.node("Add", [out, bias], "theta_mapped", elem, [batch, q])
+        return self.node("Reshape", [out, self.const([-1, p.k, p.k + 1], "theta_matrix")], "theta_matrix",
                           elem, [batch, p.k, p.k + 1])
 
     def size(self) -> list[str]:
@@ -212,7 +156,7 @@ class Writer:
         p = self.plan
         if p.size_value is not None:
             return [p.size_value]
-        return [self._pieces([p.batch, p.channels, *p.spatial], "size")]
+        return [self.pieces([p.batch, p.channels, *p.spatial], "size")]
 
     def size_attr(self) -> dict:
         static = self.plan.static_size
@@ -244,7 +188,7 @@ class Writer:
         """ONNX's own AffineGrid (opset 20), for a type the contract's ops do not take: its size
         input holds N and C too."""
         p = self.plan
-        size = [p.size_value] if p.size_value is not None else [self._pieces([p.batch, p.channels, *p.spatial], "size")]
+        size = [p.size_value] if p.size_value is not None else [self.pieces([p.batch, p.channels, *p.spatial], "size")]
         n, _, *spatial = p.out_dims
         sampled = p.sampled_grid_type or p.elem_type
         computed = grid if p.native_type == sampled else self.ctx.fresh_name("grid_computed")

@@ -1,5 +1,5 @@
 """The contract's optional int64 `size` input, planned exactly as `surgeon fuse` plans it
-(surgeon_patterns.writer.Writer._pieces), so that a model exported with these ops holds the
+(surgeon.rewrite.sizes.SizeWriter.pieces), so that a model exported with these ops holds the
 nodes surgeon fuse would have written for the same model.
 
 A size is a list of pieces, one per element of [N, C, *spatial]:

@@ -8,11 +8,12 @@ constant, shape-derived, affine in the region's variables (and which of their el
 reads) or neither, and which branches on sizes a probe could not see.
 
 Around it, what any region whose dims are symbols needs: ``symbols`` (each dynamic dim a class of
-its own, the dims plan a probe assigns, how a dim of the result is known and the size pieces a
-rewrite reads it from), ``ties`` (dims tied only where the region needs them equal), ``scaling``
-(coefficients that follow the dims as powers of d and d - 1) and ``small_dims`` (branches on
-sizes settled for every size but 1, proved on both sides); ``leaves`` (a region's leaves for
-the proof at one probe's dims, its key with the dims pattern, declared dims the data contradicts).
+its own, the dims plan a probe assigns, how a dim of the result is known), ``ties`` (dims tied
+only where the region needs them equal), ``scaling`` (coefficients that follow the dims as powers
+of d and d - 1), ``small_dims`` (branches on sizes settled for every size but 1, proved on both
+sides) and ``leaves`` (a region's leaves for the proof at one probe's dims, its key with the dims
+pattern, declared dims the data contradicts); and for the rewrite, ``SizeWriter`` with its size
+pieces (``surgeon.rewrite.sizes``: sizes and coefficients read off the model's own dims).
 
 May import: ``graph/``, ``rewrite/`` (the match context it serves), ``errors``.
 """
@@ -28,7 +29,8 @@ from .recogniser import Recognised, Recogniser
 from .region import DoesNotRun, Probe, Region, cut, probes, reads_only_shapes
 from .scaling import DimScaling, measure
 from .small_dims import combinations, prove_beyond_one
-from .symbols import Computed, Dim, DimOf, DimPlan, ElemOf, Fixed, Follows, OutputDim, Piece, Static, Symbols
+from ..rewrite.sizes import DimOf, ElemOf, Fixed, Piece, SizeWriter
+from .symbols import Computed, Dim, DimPlan, Follows, OutputDim, Static, Symbols
 from .ties import Failure, partitions, pinned_elsewhere, runs, search, size_hints, split, tie_co_valued
 
 __all__ = ["BRANCH", "prove", "Proof", "Abstract", "NotProved", "TABLE", "KNOWN", "DIMS", "AFFINE", "OTHER", "BRANCHED",
@@ -38,4 +40,4 @@ __all__ = ["BRANCH", "prove", "Proof", "Abstract", "NotProved", "TABLE", "KNOWN"
            "OutputDim", "Fixed", "DimOf", "ElemOf", "Piece", "Failure", "partitions", "search", "size_hints", "split",
            "DimScaling", "measure", "combinations", "prove_beyond_one",
            "leaves", "symbolic_key", "declared_lie", "AT_LEAST_ONE", "runs", "tie_co_valued",
-           "pinned_elsewhere"]
+           "pinned_elsewhere", "SizeWriter"]

@@ -11,8 +11,7 @@ over to the dims the rewrite declares.
 run), values fixed by static dims, and the values a probe assigns to each group.
 
 A dim of what the region computes is ``Static``, ``Follows`` a class, or is ``Computed`` from
-input dims; the rewrite writes a size from pieces: ``Fixed``, ``DimOf`` a value's shape, or
-``ElemOf`` an int tensor.
+input dims (a rewrite then writes it from pieces: ``surgeon.rewrite.sizes``).
 """
 
 from __future__ import annotations
@@ -42,30 +41,6 @@ class Computed:
 OutputDim = Static | Follows | Computed
 
 
-@dataclass(frozen=True)
-class Fixed:
-    """A size piece known statically."""
-
-    value: int
-
-
-@dataclass(frozen=True)
-class DimOf:
-    """A size piece read from a value's shape at run time."""
-
-    value: str
-    axis: int
-
-
-@dataclass(frozen=True)
-class ElemOf:
-    """A size piece read from an element of an int tensor (a size given as data)."""
-
-    value: str
-    index: int
-
-
-Piece = Fixed | DimOf | ElemOf
 
 
 @dataclass(frozen=True)

@@ -84,7 +84,7 @@ def test_output_dim_divided_from_input_dim_keeps_its_size(k):
 
 
 class _FakeContext:
-    """Just what Writer._pieces asks of a RewriteContext."""
+    """Just what SizeWriter.pieces asks of a RewriteContext."""
 
     def __init__(self, shapes):
         self.shapes, self.nodes = shapes, []
@@ -112,12 +112,11 @@ class _FakeContext:
 def test_size_tensor_of_symbolic_length_is_gathered():
     # A size tensor declared [S]: its length is not known, so its elements are gathered (the
     # writer compared a symbolic length with range(): a TypeError inside rewrite()).
-    from surgeon.recognise import DimOf, ElemOf
-    from surgeon_patterns.write import Writer
+    from surgeon.recognise import DimOf, ElemOf, SizeWriter
 
     ctx = _FakeContext({"size": ("S",), "x": ("N", 3, 16, 12)})
-    writer = Writer(ctx, plan=None)
-    out = writer._pieces([DimOf("x", 0), DimOf("x", 1), ElemOf("size", 2), ElemOf("size", 3)], "size")
+    writer = SizeWriter(ctx)
+    out = writer.pieces([DimOf("x", 0), DimOf("x", 1), ElemOf("size", 2), ElemOf("size", 3)], "size")
     assert [op for op, _ in ctx.nodes] == ["Shape", "Gather", "Gather", "Concat"], ctx.nodes
     assert ctx.nodes[2][1][0] == "size" and out.startswith("size")
 
