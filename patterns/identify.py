@@ -24,8 +24,8 @@ import numpy as np
 from onnx import TensorProto, helper
 
 from surgeon import MatchContext, Refusal, SurgeonError
-from surgeon.recognise import (BRANCH, DimPlan, DoesNotRun, Failure, Region, Symbols, evaluate_region, measure,
-                               partitions, prove_beyond_one, search, size_hints, split)
+from surgeon.recognise import (BRANCH, DimPlan, DoesNotRun, Failure, NotProved, Region, Symbols, evaluate_region,
+                               measure, partitions, prove_beyond_one, search, size_hints, split)
 
 from .conclude import conclude
 from .cut import theta_layout
@@ -44,10 +44,6 @@ MAP_SALT = 101  # probe thetas that fit a map are not the ones that then check i
 FIXED_ULPS = 4
 SHARED_SESSION_ELEMENTS = 1 << 16  # regions this small probe with the proof's session (every value out)
 MODES = ("plain", "fixed", "map")  # theta as fed; no theta (a fitted one); an affine map of theta
-
-
-class Refused(Exception):
-    """The proof says no: no other dims or strategy can change that."""
 
 
 class Identifier:
@@ -116,7 +112,8 @@ class Identifier:
 
     def prove_once(self, base: dict) -> Failure | None:
         """Prove the region at the first dims it runs at (and where the sampler would take its
-        grid); a refusal ends the identification (``Refused``)."""
+        grid); a refusal ends the identification (``NotProved``: no other dims or strategy can
+        change it)."""
         if self.proof is not None:
             return None
         fed = self.mode != "fixed" and self.source is not None and self.source.fed
@@ -140,11 +137,11 @@ class Identifier:
         if isinstance(proof, Refusal) and BRANCH in proof.reason:  # settled but at size 1?
             proof = prove_beyond_one(self.dims, base, proof, self.prove_at)
         if isinstance(proof, Refusal):
-            raise Refused(proof.reason)
+            raise NotProved(proof.reason)
         if fed and self.mode == "plain":
             missing = unread(proof.reads, self.layout.rows, self.layout.cols, self.layout.k)
             if missing:
-                raise Refused(f"the grid never reads theta element{'s' if len(missing) > 1 else ''} "
+                raise NotProved(f"the grid never reads theta element{'s' if len(missing) > 1 else ''} "
                               f"{', '.join(map(str, missing))}, which the op reads: a non-finite value there would "
                               "reach the rewrite's output only")
         self.proof = proof
@@ -294,7 +291,7 @@ class Identifier:
     def identify(self) -> Verdict | Refusal:
         try:
             return self._identify()
-        except Refused as exc:
+        except NotProved as exc:
             return Refusal(str(exc))
 
     def _identify(self) -> Verdict | Refusal:
