@@ -34,6 +34,7 @@ SK_ISA_BEGIN
 namespace cpu {
 
 constexpr int kChunk = 256;  // pixels per segment: the per-pixel tables stay in L1
+constexpr int64_t kExactFloatInt = int64_t(1) << 24;  // float holds every integer up to this
 
 // The input image of one batch item (D = 1 for 2-D).
 struct Image {
@@ -302,9 +303,9 @@ struct BilinearRow : Segment<T> {
 // ---------------------------------------------------------------- nearest (2-D and 3-D)
 template <int PAD, typename T, int DIMS>
 struct NearestRow : Segment<T> {
-  alignas(32) int32_t off[kChunk];  // the tap's offset; kNoTaps: outside, 0; kRim: far, reflected
+  alignas(64) int32_t off[kChunk];  // the tap's offset; kNoTaps: outside, 0; kRim: far, reflected
 #if SK_CPU_AVX2
-  alignas(32) int32_t sel[kChunk];  // groups of eight by windows (window8): places in them
+  alignas(64) int32_t sel[kChunk];  // groups of eight by windows (window8): places in them
   int32_t lo[kChunk / 8], hi[kChunk / 8];  // and their starts; lo < 0: pixel by pixel
 #endif
 
@@ -312,21 +313,34 @@ struct NearestRow : Segment<T> {
     with_align_corners(im.align_corners, [&](auto AC) {
       const float *gx = this->gx, *gy = this->gy, *gz = this->gz;
       const int len = this->len;
-      auto all = [&] { offsets<AC>(im, gx, gy, gz, off, len); };
+      // 2-D planes of up to 2^24 elements: offsets in float arithmetic, exact there
+      auto all = [&] {
+        if (DIMS == 2 && im.H * im.W <= kExactFloatInt) return offsets<AC, true>(im, gx, gy, gz, off, len);
+        offsets<AC, false>(im, gx, gy, gz, off, len);
+      };
       if (PAD != kReflection) return all();
       fold_the_rest(
-          unfolded<AC>(im, gx, gy, gz, off, len), len, off,
-          [&](int j) { offsets<AC>(im, gx + j, gy + j, DIMS == 3 ? gz + j : nullptr, off + j, 1); }, all);
+          DIMS == 2 && im.H * im.W <= kExactFloatInt ? unfolded<AC, true>(im, gx, gy, gz, off, len)
+                                                     : unfolded<AC, false>(im, gx, gy, gz, off, len),
+          len, off,
+          [&](int j) { offsets<AC, false>(im, gx + j, gy + j, DIMS == 3 ? gz + j : nullptr, off + j, 1); }, all);
     });
 #if SK_CPU_AVX2
     const int64_t plane = im.D * im.H * im.W;
-    for (int g = 0; g < this->len / 8; ++g)
+    int g = 0;
+#if SK_CPU_AVX512
+    for (; g + 2 <= this->len / 8; g += 2) window16(off + 8 * g, plane, lo + g, hi + g, sel + 8 * g);
+#endif
+    for (; g < this->len / 8; ++g)
       if (!window8(off + 8 * g, plane, lo[g], hi[g], sel + 8 * g)) lo[g] = -1;
     if (this->len % 8) lo[this->len / 8] = -1;
 #endif
   }
 
-  template <int AC>
+  // kFloat (2-D, planes of up to 2^24 elements): the offset ry * W + rx in float, exact there,
+  // one multiply, add and conversion instead of two conversions, clamps and an integer multiply
+  // per pixel (vpmulld: two uops).
+  template <int AC, bool kFloat>
   static void offsets(const Image& im, const float* __restrict gx, const float* __restrict gy,
                       const float* __restrict gz, int32_t* __restrict off, int len) {
     const int32_t D = (int32_t)im.D, H = (int32_t)im.H, W = (int32_t)im.W;
@@ -338,7 +352,10 @@ struct NearestRow : Segment<T> {
       const bool in2 = (rx >= 0.0f) & (rx < xmax) & (ry >= 0.0f) & (ry < ymax);
       if constexpr (DIMS == 2) {  // (a 2-D form of the 3-D one: GCC 12 vectorised that only)
         const bool near = PAD != kReflection || is_near(ux, uy);
-        off[j] = in2 & near ? clamp_tap((int32_t)ry, H) * W + clamp_tap((int32_t)rx, W) : (near ? kNoTaps : kRim);
+        if (kFloat)
+          off[j] = (int32_t)(in2 & near ? ry * xmax + rx : (near ? (float)kNoTaps : (float)kRim));
+        else
+          off[j] = in2 & near ? clamp_tap((int32_t)ry, H) * W + clamp_tap((int32_t)rx, W) : (near ? kNoTaps : kRim);
       } else {
         const float uz = unnormalize(gz[j], im.D, AC);
         const bool near = PAD != kReflection || is_near(ux, uy, uz);
@@ -352,10 +369,12 @@ struct NearestRow : Segment<T> {
 
   // Reflection, first for pixels whose coordinates lie within the image's span, padded
   // without the fold (reflect_inside); the others are marked kFold.  Returns their count.
-  template <int AC>
+  // kFloat: as offsets'.
+  template <int AC, bool kFloat>
   static int unfolded(const Image& im, const float* __restrict gx, const float* __restrict gy,
                       const float* __restrict gz, int32_t* __restrict off, int len) {
     const int32_t D = (int32_t)im.D, H = (int32_t)im.H, W = (int32_t)im.W;
+    const float xmax = (float)W;
     int left = 0;
     for (int j = 0; j < len; ++j) {
       const float ux = unnormalize(gx[j], im.W, AC), uy = unnormalize(gy[j], im.H, AC);
@@ -364,7 +383,10 @@ struct NearestRow : Segment<T> {
       const float ry = nearbyintf(reflect_inside(uy, im.H, AC, in_y));
       if constexpr (DIMS == 2) {
         const bool fits = in_x & in_y & is_near(ux, uy);
-        off[j] = fits ? clamp_tap((int32_t)ry, H) * W + clamp_tap((int32_t)rx, W) : kFold;
+        if (kFloat)
+          off[j] = (int32_t)(fits ? ry * xmax + rx : (float)kFold);
+        else
+          off[j] = fits ? clamp_tap((int32_t)ry, H) * W + clamp_tap((int32_t)rx, W) : kFold;
         left += !fits;
       } else {
         const float uz = unnormalize(gz[j], im.D, AC);

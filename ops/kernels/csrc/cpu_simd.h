@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <algorithm>
 #include <type_traits>
 
 #include "grid_sample_math.h"
@@ -124,6 +125,34 @@ inline __attribute__((always_inline)) bool window8(const int32_t* off, int64_t p
   hi = (int32_t)last;
   return true;
 }
+
+#if SK_CPU_AVX512
+// window8 for two groups of eight at once (off: 16 pixels), the same results: lo[k] < 0 where
+// group k takes no windows (its sel and hi then unused).  Eight-wide, the scalar tests of
+// off[0] and off[7] right after pass 1 stored them were 15% of NearestRow::pass1.
+inline __attribute__((always_inline)) void window16(const int32_t* off, int64_t plane, int32_t* lo, int32_t* hi,
+                                                    int32_t* sel) {
+  const __m512i o = _mm512_loadu_si512(off);
+  const __m512i first = _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 8, 8, 8, 8, 8, 8, 8, 8), o);
+  const __m512i last = _mm512_sub_epi32(
+      _mm512_permutexvar_epi32(_mm512_setr_epi32(7, 7, 7, 7, 7, 7, 7, 7, 15, 15, 15, 15, 15, 15, 15, 15), o),
+      _mm512_set1_epi32(7));
+  const __m512i dlo = _mm512_sub_epi32(o, first), dhi = _mm512_sub_epi32(o, last);
+  const __m512i high = _mm512_set1_epi32(~7);
+  const __mmask16 in_lo = _mm512_testn_epi32_mask(dlo, high), in_hi = _mm512_testn_epi32_mask(dhi, high);
+  // window8's first >= 0, last >= 0 and first + 8 <= plane, per lane of each half
+  const int32_t most = (int32_t)std::min<int64_t>(plane - 8, INT32_MAX);
+  const __m512i zero = _mm512_setzero_si512();
+  const __mmask16 ok = (__mmask16)(in_lo | in_hi) & _mm512_cmpge_epi32_mask(first, zero) &
+                       _mm512_cmpge_epi32_mask(last, zero) & _mm512_cmple_epi32_mask(first, _mm512_set1_epi32(most));
+  _mm512_storeu_si512(sel, _mm512_mask_blend_epi32(in_lo, _mm512_or_si512(dhi, _mm512_set1_epi32(INT32_MIN)), dlo));
+  const __m128i f1 = _mm512_extracti32x4_epi32(first, 2), l1 = _mm512_extracti32x4_epi32(last, 2);
+  lo[0] = (ok & 0xFF) == 0xFF ? _mm_cvtsi128_si32(_mm512_castsi512_si128(first)) : -1;
+  hi[0] = _mm_cvtsi128_si32(_mm512_castsi512_si128(last));
+  lo[1] = (ok >> 8) == 0xFF ? _mm_cvtsi128_si32(f1) : -1;
+  hi[1] = _mm_cvtsi128_si32(l1);
+}
+#endif
 
 // The eight elements of plane p that window8 found, stored at y.
 inline __attribute__((always_inline)) void copy_window(float* y, const float* p, int32_t lo, int32_t hi,
