@@ -34,14 +34,17 @@ template <typename Row>
 constexpr int64_t kRowsPerTile = kTileRows;
 template <int PAD, typename T, int DIMS>
 constexpr int64_t kRowsPerTile<NearestRow<PAD, T, DIMS>> = 2 * kTileRows;
-// Bilinear with many channels takes up to 64 rows a tile where that leaves at least as many
-// tiles as threads (rows_per_tile): a 64x64 plane is then read once, not in four bands with
-// their overlaps: 1x256x64x64 0.83-0.87x the time of 16 rows at one thread, 0.90-0.92x at 32,
-// 1x64x128x128 0.94-0.97x (AVX-512 Xeon).
+// Bilinear and 2-D nearest with many channels take up to 64 rows a tile where that leaves at
+// least as many tiles as threads (rows_per_tile): a 64x64 plane is then read once, not in
+// bands with their overlaps.  Bilinear: 1x256x64x64 0.83-0.87x the time of 16 rows at one
+// thread, 0.90-0.92x at 32, 1x64x128x128 0.94-0.97x; nearest (against 32 rows): 0.87-0.88x
+// and 0.95x (AVX-512 Xeon).
 template <typename Row>
 constexpr int64_t kMaxRowsPerTile = kRowsPerTile<Row>;
 template <int PAD, typename T>
 constexpr int64_t kMaxRowsPerTile<BilinearRow<PAD, T>> = 4 * kTileRows;
+template <int PAD, typename T, int DIMS>
+constexpr int64_t kMaxRowsPerTile<NearestRow<PAD, T, DIMS>> = 4 * kTileRows;
 
 // Prefetch distance.  Output row i + kAheadRows samples near where row i does, moved by
 // theta's column for the output row (or as the grid moves); while a sampler works on row
@@ -144,8 +147,8 @@ __attribute__((noinline)) void run_tile(const T* x, const Image& im, int64_t yst
   };
   constexpr int64_t kMax = kMaxRowsPerTile<Row>;
   if constexpr (kMax > kRowsPerTile<Row>) {
-    // 64 bilinear rows take 0.7 MB: kept per thread on the heap, not on the stack of whatever
-    // pool thread runs the tile
+    // 64 bilinear rows take 0.7 MB (nearest 0.3): kept per thread on the heap, not on the
+    // stack of whatever pool thread runs the tile
     struct Tile {
       alignas(32) float g[kMax][DIMS][kChunk];
       Row rows[kMax];
