@@ -157,3 +157,33 @@ def test_bicubic_rim_by_gathers(padding, ac):
             grid = odd_grid(rng, (1, 7, wo, 2))
             fast, shared = both_paths(lambda: K.grid_sample(x, grid, "bicubic", padding, ac))
             np.testing.assert_array_equal(fast.view(np.uint8), shared.view(np.uint8))
+
+
+@pytest.mark.parametrize("padding", PADDINGS)
+@pytest.mark.parametrize("ac", (0, 1))
+def test_many_channel_bilinear_runs_and_edge_groups(padding, ac):
+    """Float bilinear with 16 or more channels (x86-64-v4) plans a row's groups of sixteen once
+    for all channels: all-interior ones by runs of the plane, the others as edge groups whose
+    rim lanes are set up by the per-location code's own bilinear_taps and read by masked
+    gathers. A tap outside must read 0.0f as the per-location code does, so NaN, infinities and
+    -0.0 on the edges must not leak into a pixel that does not read them; far and non-finite
+    coordinates stay per pixel. Zoom outs, turns and shifts put groups on the rim; rows of 13,
+    24 and 45 end in partial groups; 16, 19 and 35 channels cover whole and partial blocks, and
+    64 rows and more take the larger tiles."""
+    rng = np.random.default_rng(29)
+    for ins, (ho, wo) in (((19, 16), (22, 13)), ((25, 40), (70, 24)), ((9, 9), (12, 45))):
+        for c in (16, 19, 35):
+            x = rng.normal(0, 1, (1, c) + ins).astype(np.float32)
+            edge = x[..., [0, -1], :]
+            edge.reshape(-1)[::3] = np.array([np.nan, np.inf, -0.0, -np.inf], np.float32)[np.arange(edge.size)[::3] % 4]
+            x[..., [0, -1], :] = edge
+            x[..., :, -1] = -np.inf
+            for scale, turn, shift in ((2.5, 0.3, 0.2), (1.6, -0.4, -0.7), (1.0, 0.05, 1.5), (0.9, 0.0, 0.0)):
+                theta = _warp(2, scale, turn, shift)
+                for threads in (1, 2):
+                    fast, shared = both_paths(lambda: K.fused_grid_sample(x, theta, (ho, wo), "bilinear", padding, ac,
+                                                                          num_threads=threads))
+                    np.testing.assert_array_equal(fast.view(np.uint8), shared.view(np.uint8))
+            grid = odd_grid(rng, (1, 7, wo, 2))
+            fast, shared = both_paths(lambda: K.grid_sample(x, grid, "bilinear", padding, ac))
+            np.testing.assert_array_equal(fast.view(np.uint8), shared.view(np.uint8))
