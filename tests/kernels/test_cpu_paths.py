@@ -74,6 +74,16 @@ def test_float16_fast_paths_equal_the_shared_code(nsp, mode, padding, ac):
         np.testing.assert_array_equal(fast, shared)
 
 
+def _poisoned_edges(x):
+    """``x`` with NaN, infinities and -0.0 on its first and last rows and -inf down its last
+    column: what a tap outside the image must never read."""
+    edge = x[..., [0, -1], :]
+    edge.reshape(-1)[::3] = np.array([np.nan, np.inf, -0.0, -np.inf], np.float32)[np.arange(edge.size)[::3] % 4]
+    x[..., [0, -1], :] = edge
+    x[..., :, -1] = -np.inf
+    return x
+
+
 def _warp(nsp, scale, turn, shift):
     """theta [1, nsp, nsp+1]: a scale, a turn (radians) in the x-y plane and a shift."""
     t = np.eye(nsp, nsp + 1) * scale
@@ -145,11 +155,7 @@ def test_bicubic_rim_by_gathers(padding, ac):
     rng = np.random.default_rng(23)
     for ins, wo in (((19, 16), 13), ((25, 40), 24), ((9, 9), 45)):
         for c in (1, 5, 19):
-            x = rng.normal(0, 1, (1, c) + ins).astype(np.float32)
-            edge = x[..., [0, -1], :]
-            edge.reshape(-1)[::3] = np.array([np.nan, np.inf, -0.0, -np.inf], np.float32)[np.arange(edge.size)[::3] % 4]
-            x[..., [0, -1], :] = edge
-            x[..., :, -1] = -np.inf
+            x = _poisoned_edges(rng.normal(0, 1, (1, c) + ins).astype(np.float32))
             for scale, turn, shift in ((2.5, 0.3, 0.2), (1.6, -0.4, -0.7), (1.0, 0.05, 1.5)):
                 theta = _warp(2, scale, turn, shift)
                 fast, shared = both_paths(lambda: K.fused_grid_sample(x, theta, (ins[0] + 3, wo), "bicubic", padding, ac))
@@ -173,11 +179,7 @@ def test_many_channel_bilinear_runs_and_edge_groups(padding, ac):
     rng = np.random.default_rng(29)
     for ins, (ho, wo) in (((19, 16), (22, 13)), ((25, 40), (70, 24)), ((9, 9), (12, 45))):
         for c in (16, 19, 35):
-            x = rng.normal(0, 1, (1, c) + ins).astype(np.float32)
-            edge = x[..., [0, -1], :]
-            edge.reshape(-1)[::3] = np.array([np.nan, np.inf, -0.0, -np.inf], np.float32)[np.arange(edge.size)[::3] % 4]
-            x[..., [0, -1], :] = edge
-            x[..., :, -1] = -np.inf
+            x = _poisoned_edges(rng.normal(0, 1, (1, c) + ins).astype(np.float32))
             for scale, turn, shift in ((2.5, 0.3, 0.2), (1.6, -0.4, -0.7), (1.0, 0.05, 1.5), (0.9, 0.0, 0.0)):
                 theta = _warp(2, scale, turn, shift)
                 for threads in (1, 2):
