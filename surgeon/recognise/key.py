@@ -22,6 +22,12 @@ def fingerprint(array: np.ndarray) -> tuple:
     return (str(a.dtype), a.shape, digest.hexdigest())
 
 
+def shape_tag(node, dims, *extra) -> tuple:
+    """The key's tag for a fed ``Shape``/``Size`` node: what it reads of a tensor with ``dims``
+    (a dims pattern, or concrete dims), and anything else the caller tells apart by."""
+    return ("shape-of", node.op_type, node.attr("start", 0), node.attr("end"), dims, *extra)
+
+
 def region_key(ctx, nodes, output: str, leaves: dict[str, tuple], fed: dict[int, tuple] | None = None,
                extra: tuple = ()) -> tuple:
     """``leaves``: value -> a tag saying what the leaf is (the variable, a size given as data:

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..graph.node import shape_range
 from .elements import KNOWN, Abstract, dims, known, variable
-from .key import region_key
+from .key import region_key, shape_tag
 from .region import Region
 
 AT_LEAST_ONE = (1.0, np.inf)
@@ -60,8 +60,7 @@ def symbolic_key(ctx, region: Region, symbols, extra: tuple) -> tuple:
     tags: dict[str, tuple] = {region.variable: ("variable",)} if region.variable else {}
     tags.update((v, ("int", symbols.pattern(v))) for v in region.ints)  # sizes given as data
     fed: dict[int, tuple | None] = {id(n): None for n in region.folded}  # outputs are constant leaves
-    fed.update((id(n), ("shape-of", n.op_type, n.attr("start", 0), n.attr("end"), symbols.pattern(n.inputs[0])))
-               for n in region.shapes)
+    fed.update((id(n), shape_tag(n, symbols.pattern(n.inputs[0]))) for n in region.shapes)
     head = (extra, ("anchor", symbols.pattern(symbols.anchor)),
             ("variable", symbols.pattern(region.variable), ctx.dtype(region.variable) if region.variable else None),
             ("ints", tuple(ctx.dtype(v) for v in region.ints)))

@@ -26,7 +26,7 @@ from onnx import TensorProto, helper
 from ..errors import SurgeonError
 from ..rewrite.match import NEAR_MISS, Refusal
 from .elements import AFFINE, OTHER, NotProved, dims, variable
-from .key import region_key
+from .key import region_key, shape_tag
 from .prove import prove
 from .region import Probe, Region, cut, probes
 
@@ -77,8 +77,8 @@ class Recogniser:
     def _one(self, ctx, region: Region) -> Recognised | Refusal:
         tensors = region.tensors(ctx)
         roles = {t: r for r, t in region.named.items()}
-        fed = {id(n): ("shape-of", n.op_type, n.attr("start", 0), n.attr("end"), tensors[n.inputs[0]],
-                       roles.get(n.inputs[0], n.inputs[0] == region.variable)) for n in region.shapes}
+        fed = {id(n): shape_tag(n, tensors[n.inputs[0]], roles.get(n.inputs[0], n.inputs[0] == region.variable))
+               for n in region.shapes}
         named = tuple((r, tensors[t]) for r, t in sorted(region.named.items()))
         try:
             key = region_key(ctx, region.nodes, output=region.output, leaves={region.variable: ("variable",)},
