@@ -165,6 +165,35 @@ def test_bicubic_rim_by_gathers(padding, ac):
             np.testing.assert_array_equal(fast.view(np.uint8), shared.view(np.uint8))
 
 
+@pytest.mark.parametrize("ac", (0, 1))
+def test_bicubic_zero_rim_by_runs(ac):
+    """Under zero padding a bicubic edge group's taps come from runs of the plane that may start
+    before it or end past it (cpu_bicubic.h rim_plan16): loads masked to the plane, taps outside
+    zeroed by the permutes, groups with no tap inside stored as 0 directly, groups no four runs
+    cover by gathers. NaN, infinities and -0.0 on the edges must not leak; tiny values make sums
+    of -0.0 and +0.0; the plane's first and last elements are read by runs that start before or
+    end after it (2x1, 1x33 and 3x5 images); far and non-finite coordinates stay per pixel;
+    partial groups, 1 to 19 channels (blocks of 4 and the tile route) and 1 and 2 threads."""
+    rng = np.random.default_rng(31)
+    for ins, (ho, wo) in (((64, 64), (64, 64)), ((9, 9), (12, 45)), ((2, 1), (5, 20)), ((1, 33), (4, 40)),
+                          ((3, 5), (6, 50)), ((25, 40), (28, 29))):
+        for c in (1, 6, 19):
+            x = _poisoned_edges(rng.normal(0, 1, (1, c) + ins).astype(np.float32))
+            x[..., :, 0] = np.nan
+            if c == 6:
+                x[..., 1:-1, 1:-1] *= np.float32(1e-30)
+            for scale, turn, shift in ((0.9, 0.2, 0.05), (1.6, -0.4, -0.7), (1.0, 0.05, 1.5), (1.05, 0.0, 0.0),
+                                       (0.5, 1.2, -0.1), (30.0, 0.1, 0.0)):
+                theta = _warp(2, scale, turn, shift)
+                for threads in (1, 2):
+                    fast, shared = both_paths(lambda: K.fused_grid_sample(x, theta, (ho, wo), "bicubic", "zeros", ac,
+                                                                          num_threads=threads))
+                    np.testing.assert_array_equal(fast.view(np.uint8), shared.view(np.uint8))
+            grid = odd_grid(rng, (1, 7, wo, 2))
+            fast, shared = both_paths(lambda: K.grid_sample(x, grid, "bicubic", "zeros", ac))
+            np.testing.assert_array_equal(fast.view(np.uint8), shared.view(np.uint8))
+
+
 @pytest.mark.parametrize("padding", PADDINGS)
 @pytest.mark.parametrize("ac", (0, 1))
 def test_many_channel_bilinear_runs_and_edge_groups(padding, ac):

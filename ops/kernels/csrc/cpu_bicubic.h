@@ -190,6 +190,102 @@ inline __attribute__((always_inline)) __m512 bicubic_rim16(const float* p, const
   }
   return acc;
 }
+
+// ---------------------------------------------------------------- the rim by runs (zeros)
+// With zero padding a rim pixel's taps are where an interior pixel's would be, some of them
+// outside: (fy - 1 + r) * W + fx - 1 + k, an element of the plane or not.  So an edge group's
+// taps come from runs of the plane too (plan16's places, about lanes that may start before
+// the plane), loaded with the elements outside the plane masked off (no fault), and each tap
+// vector picked out by two zero-masked permutes and a blend: a tap outside its row or the
+// image reads +0.0f, as the masked gathers of bicubic_rim16 read it, and the sums run in their
+// order, so the bits are the same.  Pass 1 prepares the group once for all channels
+// (rim_plan16); 1x256x64x64 spent ~40% of its time in the 16 gathers per channel of its edge
+// groups, set up again for every block of 4 channels.  Groups whose near lanes have no tap
+// inside are all +0.0f (kRimZero); groups no four runs cover keep the gathers (kRimGather).
+enum : int8_t { kRimGather = 0, kRimRuns = 1, kRimZero = 2 };
+
+struct RimPlan16 {
+  int32_t start[4];           // the runs (virtual: offsets from the plane's start, maybe < 0)
+  __mmask16 load[4][4];       // [row][run]: the elements of a run's load inside the plane
+  __mmask16 tap[4][4];        // [row][tap]: the near lanes whose tap is inside the image
+  __mmask16 second, near;     // lanes in the second pair of runs; lanes sampled here (|c| < 2^21)
+  int8_t kind;
+};
+
+// The plan of edge group gx / gy (live lanes) under zero padding; its places go to place.
+template <int AC>
+inline void rim_plan16(const float* gx, const float* gy, __mmask16 live, int64_t H, int64_t W, RimPlan16& e,
+                       int32_t* place) {
+  const RimTaps16 t = rim_taps16<kZeros, AC>(gx, gy, live, H, W);
+  e.near = t.near;
+  e.kind = kRimGather;
+  const __mmask16 any = t.near & (t.vx[0] | t.vx[1] | t.vx[2] | t.vx[3]) & (t.vy[0] | t.vy[1] | t.vy[2] | t.vy[3]);
+  if (any == 0) {
+    e.kind = kRimZero;
+    return;
+  }
+  // A lane with a tap inside has fy - 1 in [-3, H) and fx - 1 in [-3, W): its first tap's
+  // virtual offset fits int32 where (H + 3) * W + 3 does.
+  if ((H + 4) * W >= (int64_t)INT32_MAX) return;
+  const __m512i o = _mm512_add_epi32(t.yo[0], t.xi[0]);
+  alignas(64) int32_t off[16];
+  _mm512_store_si512(off, o);
+  const int32_t span = 3, room = 15 - span, c = room / 2;
+  const __m512i rooms = _mm512_set1_epi32(room);
+  __m512i idx = _mm512_setzero_si512();
+  uint32_t left = any, second = 0;
+  for (int r = 0; r < 4; ++r) {
+    if (left == 0) {
+      e.start[r] = e.start[0];  // loaded, never picked
+      continue;
+    }
+    const int32_t s = off[__builtin_ctz(left)] - c;
+    const __m512i d = _mm512_sub_epi32(o, _mm512_set1_epi32(s));
+    const __mmask16 in = (__mmask16)(left & _mm512_cmple_epu32_mask(d, rooms));
+    idx = _mm512_mask_mov_epi32(idx, in, (r & 1) ? _mm512_add_epi32(d, _mm512_set1_epi32(16)) : d);
+    if (r >= 2) second |= in;
+    left &= ~(uint32_t)in;
+    e.start[r] = s;
+  }
+  if (left != 0) return;
+  _mm512_storeu_si512(place, idx);
+  e.second = (__mmask16)second;
+  const int64_t plane = H * W;
+  for (int r = 0; r < 4; ++r) {
+    for (int q = 0; q < 4; ++q) {  // elements base + i with 0 <= base + i < plane
+      const int64_t base = (int64_t)e.start[q] + r * W;
+      const int64_t lo = std::min<int64_t>(16, std::max<int64_t>(0, -base));
+      const int64_t hi = std::min<int64_t>(16, std::max<int64_t>(0, plane - base));
+      e.load[r][q] = (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
+    }
+    for (int k = 0; k < 4; ++k) e.tap[r][k] = t.near & t.vy[r] & t.vx[k];
+  }
+  e.kind = kRimRuns;
+}
+
+// The sixteen sums of plane p of a kRimRuns group (idx: its places; wx / wy: its weights).
+inline __attribute__((always_inline)) __m512 bicubic_rim_runs(const float* p, int64_t W, const RimPlan16& e,
+                                                              __m512i idx, const __m512* wx, const __m512* wy) {
+  auto at = [&](int64_t i) { return (const float*)((uintptr_t)p + (uintptr_t)(i * (int64_t)sizeof(float))); };
+  __m512 acc = _mm512_setzero_ps();
+  for (int r = 0; r < 4; ++r) {
+    const int64_t rw = r * W;
+    const __m512 a0 = _mm512_maskz_loadu_ps(e.load[r][0], at(e.start[0] + rw));
+    const __m512 b0 = _mm512_maskz_loadu_ps(e.load[r][1], at(e.start[1] + rw));
+    const __m512 a1 = _mm512_maskz_loadu_ps(e.load[r][2], at(e.start[2] + rw));
+    const __m512 b1 = _mm512_maskz_loadu_ps(e.load[r][3], at(e.start[3] + rw));
+    __m512 row = _mm512_setzero_ps();
+    for (int k = 0; k < 4; ++k) {
+      const __m512i ik = _mm512_add_epi32(idx, _mm512_set1_epi32(k));
+      const __mmask16 m = e.tap[r][k];
+      const __m512 v = _mm512_mask_blend_ps(e.second, _mm512_maskz_permutex2var_ps(m, a0, ik, b0),
+                                            _mm512_maskz_permutex2var_ps(m, a1, ik, b1));
+      row = _mm512_fmadd_ps(wx[k], v, row);
+    }
+    acc = _mm512_fmadd_ps(wy[r], row, acc);
+  }
+  return acc;
+}
 #endif
 
 }  // namespace cpu

@@ -475,6 +475,7 @@ struct BicubicRow : Segment<T> {
 #if SK_CPU_AVX512
   alignas(64) int32_t place[kChunk];  // float: groups of sixteen by runs (plan16): places
   Plan16 plan[kChunk / 16];           // and runs; start[0] < 0: eight at a time
+  RimPlan16 rim16[kChunk / 16];       // zero padding: edge groups (rim_plan16; place too)
 #endif
 
   void pass1(const Image& im) {
@@ -482,8 +483,18 @@ struct BicubicRow : Segment<T> {
 #if SK_CPU_AVX512
     if constexpr (std::is_same<T, float>::value) {
       const int32_t last = (int32_t)std::min<int64_t>(im.H * im.W - 3 * im.W - 16, INT32_MAX);  // rows 1-3 too
-      for (int g = 0; g < this->len / 16; ++g)
+      const int len = this->len;
+      for (int g = 0; g < len / 16; ++g)
         if (!plan16(off + 16 * g, 3, last, plan[g], place + 16 * g)) plan[g].start[0] = -1;
+      if constexpr (PAD == kZeros) {  // the groups edge() is given: not sixteen, or not all interior
+        for (int g = 0, j = 0; j < len; ++g, j += 16) {
+          const int n = std::min(16, len - j);
+          const __mmask16 live = (__mmask16)((1u << n) - 1);
+          if (n == 16 && _mm512_movepi32_mask(_mm512_loadu_si512(off + j)) == 0) continue;
+          if (im.align_corners) rim_plan16<1>(this->gx + j, this->gy + j, live, im.H, im.W, rim16[g], place + j);
+          else rim_plan16<0>(this->gx + j, this->gy + j, live, im.H, im.W, rim16[g], place + j);
+        }
+      }
     }
 #endif
   }
@@ -554,6 +565,29 @@ struct BicubicRow : Segment<T> {
     auto edge = [&](auto nc, const T* const* xc, T* const* yc, int j, bool with_rim) {
       if constexpr (std::is_same<T, float>::value) {
         const int n = std::min(16 - j % 16, this->len - j);
+        if constexpr (PAD == kZeros) {  // prepared by pass 1 for the whole group of sixteen
+          const int j16 = j - j % 16;
+          const RimPlan16& e = rim16[j16 / 16];
+          if (e.kind != kRimGather) {
+            const __mmask16 live = (__mmask16)(((1u << n) - 1) << (j % 16)), store = live & e.near;
+            if (e.kind == kRimZero) {
+              for (int c = 0; c < decltype(nc)::value; ++c) _mm512_mask_storeu_ps(yc[c] + j16, store, _mm512_setzero_ps());
+            } else {
+              const __mmask16 whole = (__mmask16)((1u << std::min(16, this->len - j16)) - 1);
+              __m512 wxv[4], wyv[4];
+              for (int k = 0; k < 4; ++k) {
+                wxv[k] = _mm512_maskz_loadu_ps(whole, wx[k] + j16);
+                wyv[k] = _mm512_maskz_loadu_ps(whole, wy[k] + j16);
+              }
+              const __m512i idx = _mm512_loadu_si512(place + j16);
+              for (int c = 0; c < decltype(nc)::value; ++c)
+                _mm512_mask_storeu_ps(yc[c] + j16, store, bicubic_rim_runs(xc[c], W, e, idx, wxv, wyv));
+            }
+            if (with_rim)
+              for (uint32_t m = (uint32_t)(live & ~e.near); m != 0; m &= m - 1) rim(j16 + __builtin_ctz(m));
+            return n;
+          }
+        }
         const __mmask16 live = (__mmask16)((1u << n) - 1);
         const RimTaps16 t = im.align_corners ? rim_taps16<PAD, 1>(this->gx + j, this->gy + j, live, im.H, W)
                                              : rim_taps16<PAD, 0>(this->gx + j, this->gy + j, live, im.H, W);
