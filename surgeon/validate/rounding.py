@@ -29,7 +29,8 @@ not carry the rest. Without a discontinuous op on the path there are no pinned r
 Each moved value ``v`` is read as ``Add(v, delta_v)``; the moves of all values of one type come
 in as one model input (split and reshaped in the graph: thousands of inputs would cost more to
 feed than to run), drawn here from a seeded generator: the same inputs give the same spread
-every time. A pinned op's outputs are read through ``Where(pin, original result, its result)``.
+every time. A pinned op's outputs are read through ``Where(pin, original result, its result)``
+(in a type that holds them exactly where onnxruntime's Where has no kernel for theirs: bool).
 Discontinuous ops inside If/Loop bodies are not pinned: what they do counts as drift.
 """
 
@@ -99,11 +100,22 @@ class RoundingProbe:
             node.output[:] = [free.get(o, o) for o in node.output]
         for name, value in pins.items():
             value = np.asarray(value)
+            elem = helper.np_dtype_to_tensor_dtype(value.dtype)
+            carrier = _WHERE_CARRIER.get(elem)
             held = fresh(f"{name}@pinned", taken)
-            graph.input.append(helper.make_tensor_value_info(held, helper.np_dtype_to_tensor_dtype(value.dtype),
-                                                             list(value.shape)))
-            graph.node.append(helper.make_node("Where", [self.pin, held, free[name]], [name]))
-            self.pins[held] = value
+            if carrier is None:
+                graph.input.append(helper.make_tensor_value_info(held, elem, list(value.shape)))
+                graph.node.append(helper.make_node("Where", [self.pin, held, free[name]], [name]))
+                self.pins[held] = value
+                continue
+            # onnxruntime's Where has no kernel for this type (a comparison's bool, say): the
+            # choice is made in a type that holds every value of it exactly, and cast back
+            carried, chosen = fresh(f"{name}@carried", taken), fresh(f"{name}@chosen", taken)
+            graph.input.append(helper.make_tensor_value_info(held, carrier, list(value.shape)))
+            graph.node.extend([helper.make_node("Cast", [free[name]], [carried], to=carrier),
+                               helper.make_node("Where", [self.pin, held, carried], [chosen]),
+                               helper.make_node("Cast", [chosen], [name], to=elem)])
+            self.pins[held] = value.astype(helper.tensor_dtype_to_np_dtype(carrier))
 
     def feeds(self, rng: np.random.Generator) -> dict[str, np.ndarray]:
         """One trial's moves."""
@@ -119,6 +131,13 @@ class RoundingProbe:
             return free, free
         pinned = runner.run({**feeds, **moves, **self.pins, self.pin: np.array(True)}, wanted)
         return pinned, runner.run({**feeds, **moves, **self.pins, self.pin: np.array(False)}, wanted)
+
+
+# Types onnxruntime's Where has no kernel for -> one it has that holds each of their values
+# exactly (uint64 through int64 wraps both ways, bit for bit).
+_WHERE_CARRIER = {TensorProto.BOOL: TensorProto.UINT8, TensorProto.INT8: TensorProto.INT32,
+                  TensorProto.INT16: TensorProto.INT32, TensorProto.UINT16: TensorProto.INT32,
+                  TensorProto.UINT64: TensorProto.INT64, TensorProto.BFLOAT16: TensorProto.FLOAT}
 
 
 def rewire(graph: GraphProto, renamed: dict[str, str]) -> None:

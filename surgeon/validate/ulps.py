@@ -11,7 +11,10 @@ other rows. The step of an element is ``|v| + terms``:
   what cancellation leaves its result off by when it lands near 0;
 - an op that rounds relative to its result (products, quotients, the elementwise functions,
   moves and selections): ``terms = 0``;
-- any other op (its sums are inside it: ``AffineGrid``'s base grid, a convolution, a sampler):
+- a sampler (``GridSample``): its coordinate rounds at ulps of the image's extent, so ``terms``
+  is that extent times twice the largest step between neighbouring pixels of the item and
+  channel (at least the mean magnitude of its output);
+- any other op (its sums are inside it: ``AffineGrid``'s base grid, a convolution):
   ``terms`` is the mean magnitude of its output, the homogeneous values such ops produce.
 
 Whole numbers and non-finite elements get 0: exact arithmetic (sizes, indices, masks) never
@@ -69,7 +72,34 @@ def _terms(node: NodeProto | None, values: dict, magnitude: np.ndarray, movable:
             found = None
         if found is not None and np.shape(found) == magnitude.shape:
             return found
+    if standard and node.op_type == "GridSample":
+        found = _sampler_terms(node, values, magnitude.shape)
+        if found is not None:
+            return np.maximum(found, float(magnitude[movable].mean()))
     return float(magnitude[movable].mean())
+
+
+def _sampler_terms(node: NodeProto, values: dict, shape) -> np.ndarray | None:
+    """A sampler rounds where it turns a coordinate into pixels and folds it (reflection): at
+    ulps of the image's extent, not of the coordinate, so an output moves by that extent times
+    the largest step between neighbouring pixels of its item and channel (a 1e4 image whose
+    output lands near 0 between a +1e4 and a -1e4 pixel moves by far more than ulps of 0;
+    the mean output magnitude, what other ops get, misses that)."""
+    image = values.get(node.input[0]) if node.input else None
+    if image is None:
+        return None
+    image = np.asarray(image, np.float64)
+    if image.ndim < 3 or len(shape) != image.ndim or shape[:2] != image.shape[:2]:
+        return None
+    spatial = tuple(range(2, image.ndim))
+    with np.errstate(invalid="ignore", over="ignore"):
+        image = np.where(np.isfinite(image), image, 0.0)
+        step = np.zeros(image.shape[:2] + (1,) * len(spatial))
+        for axis in spatial:  # the steps a coordinate's move slides along (bicubic's slope: up to 2 of them)
+            if image.shape[axis] > 1:
+                steps = np.abs(np.diff(image, axis=axis)).max(axis=spatial, keepdims=True)
+                step = np.maximum(step, 2.0 * steps)
+    return np.broadcast_to(max(image.shape[2:]) * step, shape)
 
 
 def _sum_of_magnitudes(node: NodeProto, values: dict) -> np.ndarray | None:
