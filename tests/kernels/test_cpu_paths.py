@@ -165,6 +165,29 @@ def test_bicubic_rim_by_gathers(padding, ac):
             np.testing.assert_array_equal(fast.view(np.uint8), shared.view(np.uint8))
 
 
+@pytest.mark.parametrize("mode", ("bilinear", "bicubic"))
+@pytest.mark.parametrize("ac", (0, 1))
+def test_runs_moved_onto_cache_lines(mode, ac):
+    """With 16 or more float channels plan16 moves runs to starts on 64-byte lines where their
+    pixels still fit (cpu_avx512.h align_runs), from where the input sits in its line (cpu_fast.cpp:
+    the phase, for planes of a multiple of 16 elements). Inputs 0, 1, 4 and 15 elements past a
+    line, planes of 64x64, 40x48 and 25x40 (no phase), warps that keep groups in two to five
+    input rows: the same elements, so the per-location code's bits."""
+    rng = np.random.default_rng(37)
+    for ins, outs in (((64, 64), (64, 64)), ((40, 48), (37, 70)), ((25, 40), (30, 45))):
+        size = 16 * ins[0] * ins[1]
+        buf = np.empty(size + 64, np.float32)
+        line = (-(buf.ctypes.data // 4)) % 16  # the first element on a 64-byte line
+        for shift in (0, 1, 4, 15):
+            x = buf[line + shift:line + shift + size].reshape((1, 16) + ins)
+            x[...] = _poisoned_edges(rng.normal(0, 1, x.shape).astype(np.float32))
+            for scale, turn, offset in ((0.9, 0.2, 0.05), (1.05, 0.1, 0.03), (1.1, 1.0, 0.05), (0.8, -0.3, 0.0)):
+                theta = _warp(2, scale, turn, offset)
+                for padding in ("zeros", "border"):
+                    fast, shared = both_paths(lambda: K.fused_grid_sample(x, theta, outs, mode, padding, ac))
+                    np.testing.assert_array_equal(fast.view(np.uint8), shared.view(np.uint8))
+
+
 @pytest.mark.parametrize("ac", (0, 1))
 def test_bicubic_zero_rim_by_runs(ac):
     """Under zero padding a bicubic edge group's taps come from runs of the plane that may start

@@ -208,7 +208,12 @@ void sample_2d_all(const T* x, const T* coords, T* y, int64_t N, int64_t C, cons
       }
       row.ahead = grid_ahead<2>(p, i, Ho, Wo, W, H, 1, ac);
     };
-    run_tile<Row, 2>(x + n * C * H * W, im, Ho * Wo, i0, i1, len, coordinates);
+    // plan16 moves runs onto 64-byte lines where every channel's plane starts at the same place
+    // in its line (float planes of a multiple of 16 elements)
+    Image imt = im;
+    const T* xn = x + n * C * H * W;
+    if (sizeof(T) == 4 && (H * W) % 16 == 0 && (uintptr_t)xn % 4 == 0) imt.phase = (int32_t)(((uintptr_t)xn / 4) % 16);
+    run_tile<Row, 2>(xn, imt, Ho * Wo, i0, i1, len, coordinates);
   });
 }
 
