@@ -229,6 +229,22 @@ def _():
     return Fn(lambda x, h: _kg().warp_perspective(x, h, dsize=(x.shape[2], x.shape[3])))
 
 
+@case("kornia.geometry", "warp_affine_fill", {"x": X2, "M": ((2, 2, 3), "pixel_affine")},
+      dynamic={"x": NHW, "M": N}, notes="padding_mode='fill': a mask of ones warped beside the image, blended with "
+                                         "the fill colour")
+def _():
+    fill = torch.tensor([0.5, 0.2, 0.1])
+    return Fn(lambda x, m: _kg().warp_affine(x, m, dsize=(x.shape[2], x.shape[3]), padding_mode="fill",
+                                             fill_value=fill))
+
+
+@case("kornia.geometry", "Affine_module", {"x": X2}, dynamic={"x": {2: "H", 3: "W"}},
+      notes="transform.Affine with its parameters as buffers (two items: the batch is theirs)")
+def _():
+    return _kg().Affine(angle=torch.tensor([20.0, -35.0]), translation=torch.tensor([[2.0, -1.0], [0.5, 3.0]]),
+                        scale_factor=torch.tensor([[1.1, 0.9], [1.0, 1.2]]), shear=torch.tensor([[0.1, 0.0], [0.0, -0.2]]))
+
+
 # ---------------------------------------------------------------- kornia.augmentation
 # Random augmentations draw their parameters inside the graph (RandomUniform): corpus.py seeds
 # those nodes alike in the original and the fused model before comparing them.
@@ -287,8 +303,44 @@ def _():
     return Fn(lambda x: aug(x), conv=3)
 
 
+@case("kornia.augmentation", "RandomResizedCrop_resample", {"x": X2}, dynamic={"x": NHW},
+      notes="cropping_mode='resample': crop boxes drawn in the graph, a warp to 16x18")
+def _():
+    return _ka().RandomResizedCrop((16, 18), cropping_mode="resample", p=1.0)
+
+
+@case("kornia.augmentation", "RandomShear", {"x": X2}, dynamic={"x": NHW})
+def _():
+    return _ka().RandomShear(shear=(-10.0, 10.0, -5.0, 5.0), p=1.0)
+
+
+@case("kornia.augmentation", "RandomTranslate_reflection", {"x": X2}, dynamic={"x": NHW})
+def _():
+    return _ka().RandomTranslate(translate_x=(-0.1, 0.1), translate_y=(-0.2, 0.2), padding_mode="reflection",
+                                 p=1.0)
+
+
 # ---------------------------------------------------------------- torchvision
+def _torchvision():
+    """Import torchvision. Its wheel's compiled ops (nms, roi_align...) are built against one torch
+    build; against another (PyPI's CUDA torchvision beside a CPU torch) they do not load, and the
+    import stops where it registers their meta kernels. The corpus uses only its Python
+    transforms, so that registration is skipped there."""
+    try:
+        import torchvision
+    except RuntimeError as exc:
+        if "does not exist" not in str(exc):
+            raise
+        import types
+        for name in [m for m in sys.modules if m == "torchvision" or m.startswith("torchvision.")]:
+            del sys.modules[name]
+        sys.modules["torchvision._meta_registrations"] = types.ModuleType("torchvision._meta_registrations")
+        import torchvision
+    return torchvision
+
+
 def _tv():
+    _torchvision()
     import torchvision.transforms.v2.functional as tvf
     return tvf
 
@@ -301,6 +353,7 @@ def _():
 
 @case("torchvision", "v2_affine_nearest_conv", {"x": X2}, dynamic={"x": NHW})
 def _():
+    _torchvision()
     from torchvision.transforms import InterpolationMode
     return Fn(lambda x: _tv().affine(x, angle=-20.0, translate=[1.0, 1.0], scale=0.9, shear=[0.0, 8.0],
                                      interpolation=InterpolationMode.NEAREST), conv=3)
@@ -319,6 +372,7 @@ def _():
 
 @case("torchvision", "v1_affine", {"x": X2}, dynamic={"x": NHW})
 def _():
+    _torchvision()
     import torchvision.transforms.functional as f1
     return Fn(lambda x: f1.affine(x, angle=15.0, translate=[3, 0], scale=1.2, shear=[0.0, 0.0]))
 
@@ -326,9 +380,39 @@ def _():
 @case("torchvision", "v2_RandomAffine", {"x": X2}, dynamic={"x": NHW},
       notes="parameters drawn in Python at trace time: constants in the export")
 def _():
+    _torchvision()
     from torchvision.transforms import v2
     torch.manual_seed(3)
     return v2.RandomAffine(degrees=25.0, translate=(0.1, 0.1), scale=(0.9, 1.1))
+
+
+@case("torchvision", "v2_affine_center", {"x": X2}, dynamic={"x": NHW}, notes="a rotation about a given centre")
+def _():
+    return Fn(lambda x: _tv().affine(x, angle=-40.0, translate=[0.0, 2.0], scale=0.8, shear=[0.0, 0.0],
+                                     center=[5.0, 7.0]))
+
+
+@case("torchvision", "v2_RandomRotation", {"x": X2}, dynamic={"x": NHW})
+def _():
+    _torchvision()
+    from torchvision.transforms import v2
+    torch.manual_seed(5)
+    return v2.RandomRotation(degrees=40.0)
+
+
+@case("torchvision", "v2_perspective_affine_points", {"x": X2}, dynamic={"x": NHW},
+      notes="perspective() between point sets one affine map apart: the coefficients' last row is 0, the "
+            "divide is by a constant 1")
+def _():
+    start = [[0, 0], [23, 0], [23, 19], [0, 19]]
+    end = [[2, 1], [25, 3], [23, 22], [0, 20]]  # end = A start + t for one A, t: an affine map
+    return Fn(lambda x: _tv().perspective(x, start, end))
+
+
+@case("torchvision", "v2_perspective", {"x": X2}, truth="not affine", chains=0, dynamic={"x": NHW},
+      notes="a projective map: the divide is by a value that varies over the image")
+def _():
+    return Fn(lambda x: _tv().perspective(x, [[0, 0], [23, 0], [23, 19], [0, 19]], [[1, 2], [22, 1], [24, 20], [3, 21]]))
 
 
 # ---------------------------------------------------------------- MONAI
@@ -392,6 +476,17 @@ def _():
         grid, _ = ag(spatial_size=x.shape[1:])
         return torch.as_tensor(Resample()(x, grid=grid))
     return Fn(fn)
+
+
+@case("monai", "transforms_RandAffine", {"x": X_CHW}, dynamic={"x": CHW},
+      notes="RandAffine, parameters drawn in Python (seeded): constants in the export")
+def _():
+    from monai.transforms import RandAffine
+    aff = RandAffine(prob=1.0, rotate_range=0.5, shear_range=(0.1, 0.1), translate_range=(2, 2),
+                     scale_range=(0.1, 0.1), padding_mode="border")
+    aff.set_random_state(7)
+    aff.randomize()
+    return Fn(lambda x: torch.as_tensor(aff(x, randomize=False)))
 
 
 # ---------------------------------------------------------------- plain torch
@@ -927,7 +1022,7 @@ def run(out, only, exporters, post_on, posts, check=False, reuse=False):
     for mod in ("torch", "torchvision", "kornia", "monai", "onnx", "onnxruntime", "onnxscript", "onnxsim", "onnxslim",
                 "onnxconverter_common"):
         try:
-            versions[mod] = __import__(mod).__version__
+            versions[mod] = (_torchvision() if mod == "torchvision" else __import__(mod)).__version__
         except Exception as exc:  # recorded: its cases or post-processing are skipped
             versions[mod] = f"missing ({one_line(exc)})"
     manifest["versions"] = versions
