@@ -101,8 +101,8 @@ def test_nearest_windows_and_unfolded_reflection(dtype, nsp, mode, padding, ac):
     """Nearest copies a group of eight pixels by two vector windows where the warp allows it
     (cpu_simd.h window8), and reflection skips the fold for coordinates inside the image
     (NearestRow::unfolded, BilinearRow::tables).  The identity reads up to each plane's last
-    element; a mild turn puts a few pixels outside (folded one by one), a zoom out many (folded
-    in vectors), a zoom in repeats elements within a window; 1, 6 and 19 channels take the row
+    element; a mild turn puts a few pixels outside, a zoom out many (either way the groups of
+    sixteen that hold them are folded again whole: cpu_rows.h fold_the_rest), a zoom in repeats elements within a window; 1, 6 and 19 channels take the row
     and tile routes (blocks of 4 channels and every remainder; 36 rows make a full tile of 32
     and a short one); rows of 43 end in three pixels after the last group of eight."""
     ins = (36, 43) if nsp == 2 else (2, 36, 43)
