@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from onnx import TensorProto
 
 from surgeon import BackWalk, MatchContext, Node, Refusal
-from surgeon.recognise import Region, reads_only_shapes
+from surgeon.recognise import Region, fixed_elements, reads_only_shapes
 from surgeon_ops.theta_forms import MATRICES, matrix_dims
 
 from .grid_ops import KnownGrid, read_known_grid
@@ -206,4 +206,16 @@ def cut_grid(ctx: MatchContext, grid: str, image: str, pattern_name: str,
     if theta is not None:
         theta = _unflatten(ctx, _unwiden(ctx, theta, walk), walk)
     return Region(grid, theta, walk.nodes(), shape_leaves, folded=folded, constants=list(constants),
-                  ints=list(int_leaves), constant_variable=not live, computed=known), []
+                  ints=list(int_leaves), constant_variable=not live, computed=known,
+                  fixed=_last_row(ctx, theta) if live else {}), []
+
+
+def _last_row(ctx: MatchContext, theta: str) -> dict:
+    """A homogeneous theta's last row where every run of the model holds it (kornia's
+    ``[M; 0 0 1]`` through a normalisation and an inverse: exactly (0, 0, 1), proved by
+    ``surgeon.recognise.exact``): flat position -> value. Its grid divides by that row."""
+    layout = theta_layout(ctx.shape(theta))
+    if layout is None or not layout.homogeneous or ctx.producer(theta) is None:
+        return {}
+    found = fixed_elements(ctx, theta, 1 if layout.flat else 2)
+    return {pos: value for pos, value in found.items() if pos // layout.cols >= layout.k}

@@ -62,7 +62,7 @@ class Identifier:
         self.region = GridRunner(ctx, cut, symbols, helper.tensor_dtype_to_np_dtype(elem))
         self.layout = theta_layout(symbols.owners[cut.variable]) if cut.variable and mode != "fixed" else None
         self.k = self.layout.k if self.layout else None
-        self.source = PlainSource(self.layout) if self.layout else None
+        self.source = PlainSource(self.layout, cut.fixed) if self.layout else None
         self.dims = DimPlan(symbols, [[c] for c in range(len(symbols.classes))])
         self.proof: GridProof | None = None  # proved once, at the first dims the region runs at
         self.grid_dtype: np.dtype | None = None  # the grid's type as the region computes it
@@ -211,7 +211,7 @@ class Identifier:
         for ac in self.acs:
             found = self._fit_map(base, ac)
             if found is not None:
-                self.source, self.acs = MapSource(self.layout, found), (ac,)
+                self.source, self.acs = MapSource(self.layout, found, fixed=self.cut.fixed), (ac,)
                 return True
         return False
 
@@ -266,7 +266,7 @@ class Identifier:
         if found is None:
             return
         if self.mode == "map":
-            self.source = MapSource(self.layout, self.source.theta_map, found)
+            self.source = MapSource(self.layout, self.source.theta_map, found, self.cut.fixed)
         else:
             self.source = FixedSource(self.source.theta, found)
 

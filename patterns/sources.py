@@ -17,19 +17,21 @@ class PlainSource:
     fed = True
     scaling: DimScaling | None = None  # theta as fed: no coefficient of its own to follow dims
 
-    def __init__(self, layout: ThetaLayout):
+    def __init__(self, layout: ThetaLayout, fixed: dict | None = None):
         self.layout = layout
+        self.fixed = fixed or {}  # elements every run holds (Region.fixed): probes hold them too
 
     def thetas(self, count: int, start: int, salt: int) -> tuple[np.ndarray, list[str]]:
-        return probe_thetas(count, self.layout.rows, self.layout.cols, self.layout.k, start, salt)
+        return probe_thetas(count, self.layout.rows, self.layout.cols, self.layout.k, start, salt, self.fixed)
 
     def expected(self, theta: np.ndarray, assign: dict) -> np.ndarray:
         return theta.reshape(theta.shape[0], self.layout.rows, self.layout.cols)[:, :self.layout.k, :]
 
 
 class MapSource(PlainSource):
-    def __init__(self, layout: ThetaLayout, theta_map: ThetaMap, scaling: DimScaling | None = None):
-        super().__init__(layout)
+    def __init__(self, layout: ThetaLayout, theta_map: ThetaMap, scaling: DimScaling | None = None,
+                 fixed: dict | None = None):
+        super().__init__(layout, fixed)
         self.theta_map, self.scaling = theta_map, scaling
 
     def coefficients(self) -> np.ndarray:

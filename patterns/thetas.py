@@ -44,11 +44,13 @@ def _matrix(kind: int, k: int, rng: np.random.Generator) -> tuple[np.ndarray, st
     return theta, label
 
 
-def probe_thetas(count: int, rows: int, cols: int, k: int, start: int, salt: int) -> tuple[np.ndarray, list[str]]:
+def probe_thetas(count: int, rows: int, cols: int, k: int, start: int, salt: int,
+                 fixed: dict | None = None) -> tuple[np.ndarray, list[str]]:
     """``count`` matrices [count, rows, cols] (float64) and their labels: kinds ``start``,
     ``start+1``, ... of the spanning list, each nudged by a per-item random offset so that no
     two items are equal. Rows past k (a homogeneous matrix's last row) are random too: a region
-    that reads them is not an affine grid of the first k rows."""
+    that reads them is not an affine grid of the first k rows; but for ``fixed`` elements (flat
+    position in an item -> value), which every run of the model holds (the cut's proof above)."""
     rng = np.random.default_rng([20240611, salt, start, count, rows, cols])
     out = np.zeros((count, rows, cols))
     labels = []
@@ -59,4 +61,6 @@ def probe_thetas(count: int, rows: int, cols: int, k: int, start: int, salt: int
         if rows > k:
             out[i, k:, :] = rng.uniform(-1.0, 1.0, size=(rows - k, cols))
         labels.append(label)
+    for pos, value in (fixed or {}).items():
+        out.reshape(count, rows * cols)[:, pos] = value
     return out, labels

@@ -12,7 +12,8 @@ its own, the dims plan a probe assigns, how a dim of the result is known), ``tie
 only where the region needs them equal), ``scaling`` (coefficients that follow the dims as powers
 of d and d - 1), ``small_dims`` (branches on sizes settled for every size but 1, proved on both
 sides) and ``leaves`` (a region's leaves for the proof at one probe's dims, its key with the dims
-pattern, declared dims the data contradicts); and for the rewrite, ``SizeWriter`` with its size
+pattern, declared dims the data contradicts), ``exact`` (elements a value holds in every run,
+proved above a cut: a homogeneous matrix's last row); and for the rewrite, ``SizeWriter`` with its size
 pieces (``surgeon.rewrite.sizes``: sizes and coefficients read off the model's own dims).
 
 May import: ``graph/``, ``rewrite/`` (the match context it serves), ``errors``.
@@ -22,6 +23,7 @@ from ..graph.node import shape_range
 from .bounds import BRANCH
 from .elements import (AFFINE, BRANCHED, DIMS, KNOWN, NAMES, OTHER, Abstract, NotProved, branch_of, dims, known,
                        mark_branch, variable)
+from .exact import fixed_elements
 from .key import fingerprint, region_key
 from .leaves import AT_LEAST_ONE, declared_lie, leaves, symbolic_key
 from .prove import TABLE, Proof, evaluate_region, prove
@@ -40,4 +42,4 @@ __all__ = ["BRANCH", "prove", "Proof", "Abstract", "NotProved", "TABLE", "KNOWN"
            "OutputDim", "Fixed", "DimOf", "ElemOf", "Piece", "Failure", "partitions", "search", "size_hints", "split",
            "DimScaling", "measure", "combinations", "prove_beyond_one",
            "leaves", "symbolic_key", "declared_lie", "AT_LEAST_ONE", "runs", "tie_co_valued",
-           "pinned_elsewhere", "SizeWriter"]
+           "pinned_elsewhere", "SizeWriter", "fixed_elements"]

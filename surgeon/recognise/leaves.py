@@ -32,6 +32,7 @@ def leaves(region: Region, symbols, feeds: dict, group_of, bounds=lambda group: 
         owner = symbols.owners[region.variable]
         found[region.variable] = variable(np.shape(feeds[region.variable]), item)
         found[region.variable].axes = tuple(-1 if isinstance(d, int) else group_of(d.cls) for d in owner)
+        _fix(found[region.variable], region.fixed, item)
     for node in region.folded:
         found[node.outputs[0]] = known(np.asarray(feeds[node.outputs[0]]))
     for leaf in region.shapes:
@@ -55,6 +56,17 @@ def leaves(region: Region, symbols, feeds: dict, group_of, bounds=lambda group: 
     return found
 
 
+def _fix(abstract, fixed: dict, item: int) -> None:
+    """The variable's elements every run holds (``Region.fixed``): constants, reading nothing."""
+    if not fixed:
+        return
+    position = np.arange(abstract.kind.size).reshape(abstract.kind.shape) % max(item, 1)
+    for pos, value in fixed.items():
+        at = position == pos
+        abstract.kind[at], abstract.reads[at] = KNOWN, 0
+        abstract.lo[at] = abstract.hi[at] = value
+
+
 def symbolic_key(ctx, region: Region, symbols, extra: tuple) -> tuple:
     """``region_key`` with the dims pattern of the anchor, the variable and every fed leaf."""
     tags: dict[str, tuple] = {region.variable: ("variable",)} if region.variable else {}
@@ -63,7 +75,7 @@ def symbolic_key(ctx, region: Region, symbols, extra: tuple) -> tuple:
     fed.update((id(n), shape_tag(n, symbols.pattern(n.inputs[0]))) for n in region.shapes)
     head = (extra, ("anchor", symbols.pattern(symbols.anchor)),
             ("variable", symbols.pattern(region.variable), ctx.dtype(region.variable) if region.variable else None),
-            ("ints", tuple(ctx.dtype(v) for v in region.ints)))
+            ("ints", tuple(ctx.dtype(v) for v in region.ints)), ("fixed", tuple(sorted(region.fixed.items()))))
     return region_key(ctx, region.nodes, region.output, tags, fed, head)
 
 

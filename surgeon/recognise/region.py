@@ -47,6 +47,9 @@ class Region:
     ints: list = field(default_factory=list)  # run-time int tensors read as sizes: fed probe sizes
     constant_variable: bool = False  # the variable is known before run time
     computed: list = field(default_factory=list)  # the caller's own: nodes it computes itself for a probe
+    # elements of one item of the variable every run holds, proved above the cut (exact.py):
+    # flat position -> value; the proof takes them as constants and probes feed them
+    fixed: dict = field(default_factory=dict)
 
     def tensors(self, ctx) -> dict[str, tuple]:
         """Every run-time tensor whose dims the region reads (the variable first), and the named

@@ -134,3 +134,82 @@ def ms_matmul_pair(mode: str = "nearest", opset: int = 15):
     g.op("GridSample", x, grid, domain="com.microsoft", out="y", align_corners=0, mode=mode, padding_mode="zeros")
     g.output("y")
     return g.model(opset, [("com.microsoft", 1)])
+
+
+def _inverse3(g, m):
+    """Adjugate over determinant of [N, 3, 3], element by element (Gather, Mul, Sub), as
+    kornia's 3x3 inverse exports."""
+    e = [[g.op("Gather", g.op("Gather", m, g.ints(i), axis=1), g.ints(j), axis=1) for j in range(3)] for i in range(3)]
+
+    def minor(r0, r1, c0, c1):
+        return g.op("Sub", g.op("Mul", e[r0][c0], e[r1][c1]), g.op("Mul", e[r0][c1], e[r1][c0]))
+
+    cof = [[minor(1, 2, 1, 2), g.op("Neg", minor(1, 2, 0, 2)), minor(1, 2, 0, 1)],
+           [g.op("Neg", minor(0, 2, 1, 2)), minor(0, 2, 0, 2), g.op("Neg", minor(0, 2, 0, 1))],
+           [minor(0, 1, 1, 2), g.op("Neg", minor(0, 1, 0, 2)), minor(0, 1, 0, 1)]]
+    det = g.op("Add", g.op("Add", g.op("Mul", e[0][0], cof[0][0]), g.op("Mul", e[0][1], cof[0][1])),
+               g.op("Mul", e[0][2], cof[0][2]))
+    rows = [g.op("Concat", *[g.op("Unsqueeze", cof[j][i], g.ints([1, 2])) for j in range(3)], axis=2)
+            for i in range(3)]  # the adjugate: cofactors transposed
+    return g.op("Div", g.op("Concat", *rows, axis=1), g.op("Unsqueeze", det, g.ints([1, 2])))
+
+
+def homogeneous_perspective(last_row="fixed", divide="plain", hw=(16, 12), opset: int = 18):
+    """kornia's ``warp_perspective`` of ``[M; 0 0 1]`` (M a run-time [N, 2, 3]): the homogeneous
+    matrix inverted by adjugate over determinant, every pixel's homogeneous point times it, x and
+    y divided by the third coordinate: ``divide="plain"`` as dynamo writes it, ``"guarded"`` as
+    TorchScript does (a Where on |z| > eps, a Reciprocal). The inverse's last row is exactly
+    (0, 0, 1), so the grid is affine_grid of its first two rows.
+
+    ``last_row``: "fixed" (the constant row); "data" (a third run-time row: a free homography);
+    "scaled" ((0, 0, s), s a run-time value per item: the divide is by s); "picked" (a row of a
+    constant table picked at W - 12: (0, 0, 1) up to W = 12 and (0.5, 0, 1) past it)."""
+    g = GraphBuilder()
+    h, w = hw
+    x = g.input("x", ["N", 3, h, "W" if last_row == "picked" else w])
+    m = g.input("M", ["N", 2, 3])
+    batch = g.op("Shape", m, start=0, end=1)
+    if last_row == "data":
+        row = g.input("R", ["N", 1, 3])
+    elif last_row == "scaled":
+        s = g.input("S", ["N", 1, 1])
+        row = g.op("Concat", g.op("Expand", g.const(np.zeros((1, 1, 2), np.float32)),
+                                  g.op("Concat", batch, g.ints([1, 2]), axis=0)), s, axis=2)
+    elif last_row == "picked":
+        table = g.const(np.array([[0.0, 0.0, 1.0], [0.5, 0.0, 1.0]], np.float32), "rows")
+        at = g.op("Min", g.op("Max", g.op("Sub", g.op("Shape", x, start=3, end=4), g.ints([12])), g.ints([0])),
+                  g.ints([1]))
+        picked = g.op("Gather", table, at, axis=0)  # [1, 3]
+        row = g.op("Expand", g.op("Unsqueeze", picked, g.ints([0])), g.op("Concat", batch, g.ints([1, 3]), axis=0))
+    else:
+        row = g.op("Expand", g.const(np.array([[[0.0, 0.0, 1.0]]], np.float32)),
+                   g.op("Concat", batch, g.ints([1, 3]), axis=0))
+    t = _inverse3(g, g.op("Concat", m, row, axis=1))
+    ys, xs = np.meshgrid(np.linspace(-1, 1, h), np.linspace(-1, 1, w), indexing="ij")  # align_corners=1
+    if last_row == "picked":  # the points follow W: a Range per axis
+        wn = g.op("Squeeze", g.op("Shape", x, start=3, end=4), g.ints([0]))
+        steps = g.op("Cast", g.op("Range", g.const(np.array(0, np.int64)), wn, g.const(np.array(1, np.int64))), to=FLOAT)
+        span = g.op("Cast", g.op("Sub", wn, g.const(np.array(1, np.int64))), to=FLOAT)
+        px = g.op("Sub", g.op("Div", g.op("Mul", steps, g.const(np.float32(2))), span), g.const(np.float32(1)))
+        px = g.op("Expand", g.op("Unsqueeze", px, g.ints([0])), g.op("Concat", g.ints([h]), g.op("Shape", px), axis=0))
+        py = g.op("Expand", g.const(ys[:, :1].astype(np.float32), "ys"), g.op("Shape", px))
+        ones = g.op("Expand", g.const(np.ones((1, 1), np.float32)), g.op("Shape", px))
+        points = g.op("Concat", *[g.op("Unsqueeze", p, g.ints([2])) for p in (px, py, ones)], axis=2)
+        points = g.op("Unsqueeze", g.op("Reshape", points, g.ints([-1, 3])), g.ints([0]))
+    else:
+        points = g.const(np.stack([xs, ys, np.ones_like(xs)], -1).reshape(1, h * w, 3).astype(np.float32), "points")
+    moved = g.op("MatMul", points, g.op("Transpose", t, perm=[0, 2, 1]))  # [N, HW, 3]
+    xy = g.op("Slice", moved, g.ints([0]), g.ints([2]), g.ints([2]))
+    z = g.op("Slice", moved, g.ints([2]), g.ints([3]), g.ints([2]))
+    if divide == "guarded":
+        mask = g.op("Greater", g.op("Abs", z), g.const(np.float32(1e-8)))
+        zeros = g.op("ConstantOfShape", g.op("Shape", z))
+        scale = g.op("Where", mask, g.op("Reciprocal", g.op("Where", mask, z, zeros)), zeros)
+        xy = g.op("Mul", scale, xy)
+    else:
+        xy = g.op("Div", xy, z)
+    shape = g.op("Concat", batch, g.ints([h]), g.op("Shape", x, start=3, end=4), g.ints([2]), axis=0)
+    grid = g.op("Reshape", xy, shape)
+    g.op("GridSample", x, grid, out="y", align_corners=1, mode="bilinear", padding_mode="zeros")
+    g.output("y")
+    return g.model(opset)
