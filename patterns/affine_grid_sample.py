@@ -75,7 +75,7 @@ class AffineGridSample(Pattern):
             outputs = [o for o in sampler.node.outputs if o] if plan.form == "fused" else outputs + [plan.output]
         nodes = ctx.exclusive(region, outputs)
         return Match(anchor=node, nodes=nodes, outputs=outputs, values={"plan": plan}, warnings=plan.warnings,
-                     atol=plan.atol, undefined_at=plan.undefined_at)
+                     atol=plan.atol, undefined_at=plan.undefined_at, runs_at=plan.runs_at)
 
     # -- rewrite -------------------------------------------------------------------------------
 

@@ -116,6 +116,14 @@ def _empty_batch(ident, base: dict, ac: int, pinned: set, first: Outcome, follow
     return None
 
 
+def _undefined(ident, plan, ones, verdict: Verdict) -> None:
+    """The graph-input dims of these groups, where the original has no value at a size of 1."""
+    for g in ones:
+        for dim in (ident.symbols.classes[c] for c in plan.groups[g]):
+            if dim.kind == "shape" and ident.ctx.is_graph_input(dim.value):
+                verdict.undefined_at[f"{dim.value}[{dim.axis}]"] = 1
+
+
 def _size_one(ident, base: dict, ac: int, pinned: set, verdict: Verdict) -> Refusal | None:
     """Every dynamic dim set to 1, one at a time: the grid must still be affine_grid(theta)
     with some size-1 coordinate (the rewrite reproduces it); where the original does not run
@@ -140,13 +148,15 @@ def _size_one(ident, base: dict, ac: int, pinned: set, verdict: Verdict) -> Refu
             if isinstance(undefined, Outcome):
                 result = undefined
                 verdict.nan_at_one.append(name)
-                for g in ones:
-                    for dim in (ident.symbols.classes[c] for c in plan.groups[g]):
-                        if dim.kind == "shape" and ident.ctx.is_graph_input(dim.value):
-                            verdict.undefined_at[f"{dim.value}[{dim.axis}]"] = 1
+                _undefined(ident, plan, ones, verdict)
                 verdict.notes.append(f"with {name} the original's grid is NaN (0/0 in its coordinates), which "
                                      "engines sample as they happen to; the rewrite samples at affine_grid's "
                                      "coordinates there")
+        if isinstance(result, Failure) and not result.ran:
+            # the original's region does not run there (a Reshape that needs the size): the
+            # rewrite's value refines no value at all, and validate's draws go around that size
+            _undefined(ident, plan, ones, verdict)
+            continue
         if isinstance(result, Outcome):
             for axis, coordinate in result.agreement.size_one:
                 if moved.setdefault(axis, coordinate) != coordinate:

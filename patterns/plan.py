@@ -171,6 +171,8 @@ def _plan(ctx: MatchContext, sampler: Sampler, found: Recognition, target: str, 
         scaling_pieces=[_piece(symbols, Follows(rep), None, 0) for rep in verdict.theta_scaling.reps]
         if verdict.theta_scaling is not None else [],
         profile=TENSORRT if target == TENSORRT else None, undefined_at=dict(verdict.undefined_at),
+        runs_at={f"{d.value}[{d.axis}]": value for d, value in ((symbols.classes[c], v) for c, v in verdict.pinned.items())
+                 if d.kind == "shape" and ctx.is_graph_input(d.value)},
     )
 
 

@@ -54,6 +54,7 @@ class Plan:
     profile: str | None = None  # "tensorrt": op types and plugin lookup keys of that profile
     native_type: int | None = None  # a type the contract lacks: ONNX's own ops, the grid computed in this type
     undefined_at: dict = field(default_factory=dict)  # input dims where the original is undefined (Match's)
+    runs_at: dict = field(default_factory=dict)  # input dims and the one size the original runs at (Match's)
     sampled_grid_type: int | None = None  # ONNX's own ops: the type the original's sampler reads its grid in
 
     @property

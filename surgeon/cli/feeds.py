@@ -18,14 +18,15 @@ def feed_options(f):
     return f
 
 
-def gather_feeds(model, input_specs, inputs_npz, input_shapes: dict, seed, max_memory, drawers=None, avoid=None):
+def gather_feeds(model, input_specs, inputs_npz, input_shapes: dict, seed, max_memory, drawers=None, avoid=None,
+                 pinned=None):
     """Feeds for ``model`` from the options, and notes saying what was made up: the caller
     prints them (``say_notes``) once the run has worked, so an error stays the only line."""
     from ..runtime.feedfiles import complete_feeds, gib, read_feed_files
 
     max_bytes = gib(max_memory)
     given = read_feed_files(input_specs, inputs_npz, max_bytes)
-    feeds, sources, notes = complete_feeds(model, given, input_shapes, seed, max_bytes, drawers, avoid)
+    feeds, sources, notes = complete_feeds(model, given, input_shapes, seed, max_bytes, drawers, avoid, pinned)
     return feeds, sources, max_bytes, notes
 
 

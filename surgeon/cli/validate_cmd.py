@@ -42,7 +42,7 @@ def validate(original_path, rewritten_path, input_specs, inputs_npz, input_shape
     from ..validate.check import validate as run_validation
 
     from ..validate.draws import input_drawers
-    from ..validate.regions import undefined_sizes
+    from ..validate.regions import pinned_sizes, undefined_sizes
 
     from .. import progress
 
@@ -53,7 +53,7 @@ def validate(original_path, rewritten_path, input_specs, inputs_npz, input_shape
         drawers = input_drawers(rewritten, found)
     feeds, sources, max_bytes, notes = gather_feeds(original.loaded, input_specs, inputs_npz,
                                                     parse_shapes(input_shapes), seed, max_memory, drawers,
-                                                    undefined_sizes(rewritten))
+                                                    undefined_sizes(rewritten), pinned_sizes(rewritten))
     report = run_validation(original_path, rewritten_path, feeds, atol=atol, rtol=rtol, device=device,
                             max_bytes=max_bytes, max_mismatch=max_mismatch, plugins=found, engine=engine)
     say_notes(notes)

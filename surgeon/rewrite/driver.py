@@ -409,11 +409,12 @@ class Driver:
                 for node in ctx.new_nodes:
                     entry = node.proto.metadata_props.add()
                     entry.key, entry.value = "surgeon.atol", repr(float(match.atol))
-            if match.undefined_at:
-                where = ",".join(f"{dim}={size}" for dim, size in sorted(match.undefined_at.items()))
-                for node in ctx.new_nodes:
-                    entry = node.proto.metadata_props.add()
-                    entry.key, entry.value = "surgeon.undefined_at", where
+            for key, sizes in (("surgeon.undefined_at", match.undefined_at), ("surgeon.runs_at", match.runs_at)):
+                if sizes:
+                    where = ",".join(f"{dim}={size}" for dim, size in sorted(sizes.items()))
+                    for node in ctx.new_nodes:
+                        entry = node.proto.metadata_props.add()
+                        entry.key, entry.value = key, where
             in_order = in_order and self._fits_at(index, match, ctx.new_nodes, position)
             for node in match.nodes:
                 proto = node.proto

@@ -56,7 +56,9 @@ class Match:
     (``metadata_props`` ``surgeon.atol``) and ``validate`` holds the rewrite, and the outputs
     after it, to no less. ``undefined_at``: input dims (``"x[2]"``) and the one size at which the
     original's values are undefined (0 / 0) and the rewrite's are not (``surgeon.undefined_at``):
-    ``validate`` draws other sizes there unless told those.
+    ``validate`` draws other sizes there unless told those. ``runs_at``: input dims and the one
+    size the original runs at (sizes baked into its constants; the rewrite runs at any):
+    ``validate`` draws that size there unless told another (``surgeon.runs_at``).
     """
 
     anchor: Node
@@ -66,6 +68,7 @@ class Match:
     warnings: list[str] = field(default_factory=list)
     atol: float | None = None
     undefined_at: dict[str, int] = field(default_factory=dict)
+    runs_at: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.outputs is None:

@@ -87,10 +87,10 @@ def read_feed_files(inputs: Sequence[str] = (), npz: str | None = None,
 
 
 def complete_feeds(model, given: Mapping[str, np.ndarray], input_shapes: Mapping[str, Sequence[int]] | None = None,
-                   seed: int = DEFAULT_SEED, max_bytes: int = DEFAULT_MAX_BYTES, drawers=None, avoid=None
-                   ) -> tuple[dict[str, np.ndarray], dict[str, str], list[str]]:
-    """The given arrays plus seeded random values for every other input (``drawers``, ``avoid``:
-    see ``random_inputs``).
+                   seed: int = DEFAULT_SEED, max_bytes: int = DEFAULT_MAX_BYTES, drawers=None, avoid=None,
+                   pinned=None) -> tuple[dict[str, np.ndarray], dict[str, str], list[str]]:
+    """The given arrays plus seeded random values for every other input (``drawers``, ``avoid``,
+    ``pinned``: see ``random_inputs``).
 
     Returns (feeds, where each input came from, notes for the user).
     """
@@ -112,7 +112,7 @@ def complete_feeds(model, given: Mapping[str, np.ndarray], input_shapes: Mapping
     if missing:
         given_bytes = sum(int(np.asarray(v).nbytes) for v in given.values())
         randoms, notes = random_inputs(loaded, input_shapes, seed=seed, max_bytes=max_bytes, names=missing,
-                                       given_bytes=given_bytes, drawers=drawers, avoid=avoid)
+                                       given_bytes=given_bytes, drawers=drawers, avoid=avoid, pinned=pinned)
         feeds.update(randoms)
         source = f"random, seed {seed}, {describe_floats()}"
         sources.update({n: source for n in missing})

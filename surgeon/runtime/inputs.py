@@ -91,11 +91,12 @@ def check_memory(total: int, max_bytes: int, what: str = "inputs") -> None:
 
 
 def resolve_shapes(specs: Sequence[InputSpec], overrides: Mapping[str, Sequence[int]] | None,
-                   names: Sequence[str] | None = None, far: bool = False, avoid: Mapping[str, int] | None = None
-                   ) -> tuple[dict[str, tuple[int, ...]], list[str]]:
+                   names: Sequence[str] | None = None, far: bool = False, avoid: Mapping[str, int] | None = None,
+                   pinned: Mapping[str, int] | None = None) -> tuple[dict[str, tuple[int, ...]], list[str]]:
     """Concrete shapes for ``names`` (default: all specs), and notes on the dims defaulted (``far``:
     dynamic dims at FAR_DIM, a leading one at FAR_BATCH; ``avoid``: ``"x[2]"`` -> a size a
-    defaulted dim does not take, the next one instead)."""
+    defaulted dim does not take, the next one instead; ``pinned``: ``"x[2]"`` -> the size a
+    defaulted dim takes, the only one the model runs at)."""
     overrides = dict(overrides or {})
     by_name = {s.name: s for s in specs}
     for name, dims in overrides.items():
@@ -127,6 +128,12 @@ def resolve_shapes(specs: Sequence[InputSpec], overrides: Mapping[str, Sequence[
                 shape.append(d)
             elif isinstance(d, str) and d in named:
                 shape.append(named[d])
+            elif f"{name}[{i}]" in (pinned or {}):
+                shape.append(int(pinned[f"{name}[{i}]"]))
+                notes.append(f"input {name!r}: dim {i}{f' ({d})' if d else ''} set to {shape[-1]}: the original "
+                             "runs at that size only (a rewrite's warning says why)")
+                if isinstance(d, str) and d:
+                    named.setdefault(d, shape[-1])
             else:
                 shape.append((FAR_BATCH if i == 0 else FAR_DIM) if far else DYNAMIC_DIM_DEFAULT)
                 bumped = (avoid or {}).get(f"{name}[{i}]") == shape[-1]
@@ -164,7 +171,8 @@ def _random_array(rng: np.random.Generator, spec: InputSpec, shape: tuple[int, .
 def random_inputs(model, input_shapes: Mapping[str, Sequence[int]] | None = None, seed: int = DEFAULT_SEED,
                   max_bytes: int = DEFAULT_MAX_BYTES, names: Sequence[str] | None = None,
                   given_bytes: int = 0, drawers: Mapping[str, Callable] | None = None, far: bool = False,
-                  avoid: Mapping[str, int] | None = None) -> tuple[dict[str, np.ndarray], list[str]]:
+                  avoid: Mapping[str, int] | None = None, pinned: Mapping[str, int] | None = None
+                  ) -> tuple[dict[str, np.ndarray], list[str]]:
     """Seeded random values for the model's inputs (or only ``names``), and notes on defaults.
     ``drawers`` maps input names to ``draw(shape, dtype, rng)`` for inputs drawn their own way;
     ``far``: validate's far round (dims past 64, integers from -1, each drawer's ``far``).
@@ -176,7 +184,7 @@ def random_inputs(model, input_shapes: Mapping[str, Sequence[int]] | None = None
 
     proto = load_model_proto(model).proto
     specs = input_specs(proto)
-    shapes, notes = resolve_shapes(specs, input_shapes, names, far, avoid)
+    shapes, notes = resolve_shapes(specs, input_shapes, names, far, avoid, pinned)
     by_name = {s.name: s for s in specs}
     total = given_bytes
     for name, shape in shapes.items():

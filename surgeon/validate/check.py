@@ -71,7 +71,7 @@ from .explain import explain_outputs, explain_rewrites
 from .originals import original_parts
 from ..runtime.program import Runner
 from ..runtime.runners import get_runner, make_runner
-from .regions import RewriteRegion, check_model, find_regions, top_level_values, undefined_sizes
+from .regions import RewriteRegion, check_model, find_regions, pinned_sizes, top_level_values, undefined_sizes
 from .scaled import check_scales
 from .pictures import keep_rewrite_pictures, pictures_of
 from .report import RewriteCheck, ValidationReport, describe_models
@@ -212,7 +212,7 @@ def _round(report: ValidationReport, orig: Runner, rew: Runner, how: ValidationS
     if feeds is None:
         drawers = far_drawers(rew.proto, plugins) if far else input_drawers(rew.proto, plugins)
         feeds, notes = random_inputs(orig.loaded, how.shapes, seed=seed, max_bytes=how.max_bytes, drawers=drawers,
-                                     far=far, avoid=undefined_sizes(rew.proto))
+                                     far=far, avoid=undefined_sizes(rew.proto), pinned=pinned_sizes(rew.proto))
         report.notes.extend(notes)
         source = f"random, seed {seed}, {describe_floats(far)}"
     else:

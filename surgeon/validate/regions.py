@@ -226,10 +226,20 @@ def original_slice(nodes: list[NodeProto], producer: dict[str, int], region: Rew
 def undefined_sizes(proto) -> dict[str, int]:
     """Input dims (``"x[2]"``) and the size at which a rewrite says the original is undefined
     (``surgeon.undefined_at``, written from ``Match.undefined_at``): draws avoid them."""
+    return _sizes(proto, "surgeon.undefined_at")
+
+
+def pinned_sizes(proto) -> dict[str, int]:
+    """Input dims and the one size a rewrite says the original runs at (``surgeon.runs_at``,
+    from ``Match.runs_at``: sizes baked into its constants): draws take it."""
+    return _sizes(proto, "surgeon.runs_at")
+
+
+def _sizes(proto, key: str) -> dict[str, int]:
     found: dict[str, int] = {}
     for node in proto.graph.node:
         for entry in node.metadata_props:
-            if entry.key == "surgeon.undefined_at":
+            if entry.key == key:
                 for item in entry.value.split(","):
                     dim, _, size = item.rpartition("=")
                     if dim and size.isdigit():

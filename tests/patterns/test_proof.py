@@ -147,6 +147,32 @@ def test_batch_baked_into_a_constant_size_fuses_at_that_batch():
     assert_warp_outputs(run_split(result.model, feeds)[0], ort_run(model, feeds)[0], feeds, fused=result.model)
 
 
+def test_a_height_baked_into_a_reshape_is_where_validate_draws():
+    """The base grid is a 16 x 12 constant reshaped to [N, H, 12, 2] with H read off the image:
+    the original runs at H = 16 only, declared dynamic. The rewrite says so (``runs_at``), and
+    validate draws H = 16 instead of its default 1, where the original does not run."""
+    import surgeon
+    from ..builders import GraphBuilder
+    g = GraphBuilder()
+    x = g.input("x", ["N", 3, "H", "W"])
+    theta = g.input("theta", ["N", 2, 3])
+    ys, xs = np.meshgrid(np.linspace(-1, 1, 16), np.linspace(-1, 1, 12), indexing="ij")
+    base = np.stack([xs, ys, np.ones_like(xs)], -1).reshape(192, 3, 1).astype(np.float32)
+    t = g.op("Unsqueeze", g.op("Transpose", theta, perm=[0, 2, 1]), g.ints([1]))
+    flat = g.op("ReduceSum", g.op("Mul", g.const(base), t), g.ints([-2]), keepdims=0)
+    size = g.op("Concat", g.op("Shape", x, start=0, end=1), g.op("Shape", x, start=2, end=3), g.ints([12, 2]), axis=0)
+    g.op("GridSample", x, g.op("Reshape", flat, size), out="y", align_corners=1)
+    g.output("y")
+    model = g.model(18)
+    result = fuse_alone(model)
+    assert op_counts(result.model)["custom.ops::FusedGridSample"] == 1, result.report.summary()
+    (node,) = [n for n in result.model.graph.node if n.op_type == "FusedGridSample"]
+    assert {e.key: e.value for e in node.metadata_props}["surgeon.runs_at"] == "x[2]=16"
+    report = surgeon.validate(model, result.model, far=True, quiet=True)
+    assert report.passed, report.summary()
+    assert report.inputs[0]["shape"][2] == 16
+
+
 @pytest.mark.parametrize("build, what", [
     (T.projective_input, "(Div) divides by a value that depends on the variables"),
     (T.conv_offset, "run-time data other than one theta-shaped tensor ('x')"),
