@@ -270,11 +270,15 @@ inline void bilinear_block(const T* x, int64_t plane, int64_t W, const int32_t* 
       const __m512i ov = _mm512_maskz_loadu_epi32(live, off + j);
       const __mmask16 in = _mm512_mask_cmpge_epi32_mask(live, ov, _mm512_setzero_si512());
       const __mmask16 none = _mm512_mask_cmpeq_epi32_mask(live, ov, _mm512_set1_epi32(kNoTaps));
-      const Hex q = load_hex_masked(off + j, wt + 2 * j, wb + 2 * j, live, in);
-      for (int64_t c = 0; c < n; ++c) {
-        float* yc = yf + c * ystride + j;
-        _mm512_mask_storeu_ps(yc, in, bilinear_hex<true>(xf + c * plane, W, q));
-        _mm512_mask_storeu_ps(yc, none, _mm512_setzero_ps());
+      if (in == 0) {  // nothing to gather (a gather costs the same whatever its mask)
+        for (int64_t c = 0; c < n; ++c) _mm512_mask_storeu_ps(yf + c * ystride + j, none, _mm512_setzero_ps());
+      } else {
+        const Hex q = load_hex_masked(off + j, wt + 2 * j, wb + 2 * j, live, in);
+        for (int64_t c = 0; c < n; ++c) {
+          float* yc = yf + c * ystride + j;
+          _mm512_mask_storeu_ps(yc, in, bilinear_hex<true>(xf + c * plane, W, q));
+          _mm512_mask_storeu_ps(yc, none, _mm512_setzero_ps());
+        }
       }
       if (with_rim)
         for (uint32_t m = (uint32_t)(live & ~in & ~none); m != 0; m &= m - 1) rim(j + __builtin_ctz(m));
