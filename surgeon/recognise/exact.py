@@ -31,6 +31,7 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+from onnx import helper
 
 from ..errors import SurgeonError
 from ..graph.order import toposort
@@ -41,6 +42,10 @@ MAX_ELEMENTS = 1 << 16  # elements followed in all, at the probe's dims
 
 _SIZES = (2, 3, 4, 5, 6, 7)  # probe values for dynamic dims, one per name
 _PICKS = ("Gather", "Slice", "Split")  # ops whose index inputs choose elements: constants only
+# ops with a rule below; the walk stops at any other (a convolution's output is data to it)
+FOLLOWED = frozenset("""Constant Identity Reshape Flatten Squeeze Unsqueeze Dropout Transpose Concat Expand Tile
+    Gather Slice Split Shape Size ConstantOfShape Cast CastLike Add Sub Mul Div Neg Abs Reciprocal Min Max Equal
+    Greater Less GreaterOrEqual LessOrEqual Where Not And Or Xor IsNaN IsInf ReduceMax ReduceMin MatMul""".split())
 
 
 class _Table:
@@ -212,8 +217,8 @@ class _Arith:
         return t.make(("Where", c, a, b), min(t.lo[a], t.lo[b]), max(t.hi[a], t.hi[b]))
 
 
-def _feeds(ctx, leaves: list[str], rng) -> dict[str, np.ndarray] | None:
-    """Data for the run-time leaves at probe dims (one value per dim name), or None."""
+def _feeds(ctx, leaves: list[str], rng, values=_SIZES) -> dict[str, np.ndarray] | None:
+    """Data for the run-time leaves at probe dims (``values``, one per dim name), or None."""
     sizes: dict = {}
     feeds = {}
     for leaf in leaves:
@@ -226,9 +231,9 @@ def _feeds(ctx, leaves: list[str], rng) -> dict[str, np.ndarray] | None:
                 concrete.append(d)
             else:
                 key = d if isinstance(d, str) else ("unnamed", leaf, len(concrete))
-                sizes.setdefault(key, _SIZES[len(sizes) % len(_SIZES)])
+                sizes.setdefault(key, values[len(sizes) % len(values)])
                 concrete.append(sizes[key])
-        dtype = np.dtype(__import__("onnx").helper.tensor_dtype_to_np_dtype(elem))
+        dtype = np.dtype(helper.tensor_dtype_to_np_dtype(elem))
         if dtype.kind != "f":
             return None  # an integer input: indices or sizes this walk does not follow
         feeds[leaf] = rng.normal(0.0, 3.0, size=concrete).astype(dtype)
@@ -247,6 +252,8 @@ class _Walker:
 
     def leaf(self, name: str) -> np.ndarray:
         value = np.asarray(self.values[name])
+        if value.size > MAX_ELEMENTS:
+            raise SurgeonError("a leaf too large to follow")
         ids = np.empty(value.shape, object)
         for idx in np.ndindex(value.shape):
             ids[idx] = self.t.make(("data", name, idx))
@@ -466,6 +473,10 @@ def fixed_elements(ctx, value: str, item_dims: int = 2) -> dict[int, float]:
             elif ctx.constant(v) is None and not ctx.is_initializer(v):
                 leaves[v] = None
             continue
+        if node.domain not in ("", "ai.onnx") or node.op_type not in FOLLOWED:
+            if ctx.constant(v) is None:
+                leaves[v] = None  # its elements would be unknowns anyway: data, whatever computed it
+                continue
         if node.subgraphs():
             return {}
         walk.take(node)
@@ -474,7 +485,17 @@ def fixed_elements(ctx, value: str, item_dims: int = 2) -> dict[int, float]:
             return {}
         walk.into([i for i in node.inputs if i])
     nodes = toposort(walk.nodes())  # a graph's list need not be in order (converters append casts)
-    feeds = _feeds(ctx, list(leaves), np.random.default_rng(7))
+    # at two sets of dims and data: an element's place could follow the dims through a
+    # reshape of a dim-long axis, which one evaluation would not show
+    first = _facts_at(ctx, nodes, list(leaves), value, item_dims, _SIZES, 7)
+    if not first:
+        return {}
+    second = _facts_at(ctx, nodes, list(leaves), value, item_dims, _SIZES[1:] + _SIZES[:1], 8)
+    return {pos: v for pos, v in first.items() if second.get(pos) == v}
+
+
+def _facts_at(ctx, nodes, leaves: list[str], value: str, item_dims: int, sizes, seed: int) -> dict[int, float]:
+    feeds = _feeds(ctx, leaves, np.random.default_rng(seed), sizes)
     if feeds is None:
         return {}
     wanted = [o for n in nodes for o in n.outputs if o]
@@ -484,12 +505,14 @@ def fixed_elements(ctx, value: str, item_dims: int = 2) -> dict[int, float]:
         return {}
     values.update(feeds)
     walker = _Walker(ctx, values)
+    read = {i for n in nodes if n.op_type not in ("Shape", "Size") for i in n.inputs}
     try:
         for leaf in leaves:
-            walker.exprs[leaf] = walker.leaf(leaf)
+            if leaf in read:  # a leaf only measured (Shape of the image) needs no elements
+                walker.exprs[leaf] = walker.leaf(leaf)
         for node in nodes:
             for i in node.inputs:
-                if not i or i in walker.exprs:
+                if not i or i in walker.exprs or (node.op_type in ("Shape", "Size") and i in values):
                     continue
                 constant = ctx.constant(i) if ctx.producer(i) is None else None
                 if constant is None:  # computed and not yet followed, or unknown: no facts from this walk

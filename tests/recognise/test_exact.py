@@ -164,3 +164,17 @@ def test_exact_zeros_survive_products_and_sums(op, expected):
         other = g.op("Concat", m, g.input("R", ["N", 1, 3]) if op == "Mul" else _constant_row(g, b), axis=1)
         return g.op(op, h, other)
     assert facts(_model(build), "t") == expected
+
+
+def test_a_matrix_a_network_computes_is_data_and_the_walk_stops_there():
+    """[M; 0 0 1] with M from a convolution and a mean: ops without a rule are data to the walk
+    (it does not evaluate the network above them), and the constant row is still a fact."""
+    g = GraphBuilder()
+    x = g.input("x", ["N", 3, 224, 224])
+    weight = g.const(np.random.default_rng(0).standard_normal((6, 3, 3, 3)).astype(np.float32), "w")
+    features = g.op("ReduceMean", g.op("Conv", x, weight, pads=[1, 1, 1, 1]), g.ints([2, 3]), keepdims=0)
+    m = g.op("Reshape", features, g.ints([-1, 2, 3]))
+    batch = g.op("Shape", x, start=0, end=1)
+    g.op("Identity", g.op("Concat", m, _constant_row(g, batch), axis=1), out="t")
+    g.output("t")
+    assert facts(g.model(18), "t") == LAST_ROW
