@@ -259,6 +259,17 @@ inline void bilinear_block(const T* x, int64_t plane, int64_t W, const int32_t* 
         const __m512i o = _mm512_loadu_si512(groups->place + j);
         const __m512 w[4] = {_mm512_loadu_ps(wt + 2 * j), _mm512_loadu_ps(wt + 2 * j + 16), _mm512_loadu_ps(wb + 2 * j),
                              _mm512_loadu_ps(wb + 2 * j + 16)};
+        if ((e.tap[0] | e.tap[1] | e.tap[2] | e.tap[3]) == 0) {  // no tap inside: the sums of zeros, no gathers
+          const __m512 z = _mm512_setzero_ps();
+          const __m512 v = _mm512_add_ps(_mm512_fmadd_ps(w[2], z, _mm512_mul_ps(w[0], z)),
+                                         _mm512_fmadd_ps(w[3], z, _mm512_mul_ps(w[1], z)));
+          for (int64_t c = 0; c < n; ++c) {
+            float* yc = yf + c * ystride + j;
+            _mm512_mask_storeu_ps(yc, e.store, v);
+            _mm512_mask_storeu_ps(yc, e.none, z);
+          }
+          continue;
+        }
         for (int64_t c = 0; c < n; ++c) {
           float* yc = yf + c * ystride + j;
           _mm512_mask_storeu_ps(yc, e.store, bilinear_edge(xf + c * plane, W, e, o, w));
