@@ -412,7 +412,7 @@ def _():
 @case("torchvision", "v2_perspective", {"x": X2}, truth="not affine", chains=0, dynamic={"x": NHW},
       notes="a projective map: the divide is by a value that varies over the image")
 def _():
-    return Fn(lambda x: _tv().perspective(x, [[0, 0], [23, 0], [23, 19], [0, 19]], [[1, 2], [22, 1], [24, 20], [3, 21]]))
+    return Fn(lambda x: _tv().perspective(x, [[0, 0], [23, 0], [23, 19], [0, 19]], [[1, 2], [22, 1], [25, 20], [3, 21]]))
 
 
 # ---------------------------------------------------------------- MONAI

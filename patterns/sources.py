@@ -40,7 +40,7 @@ class MapSource(PlainSource):
     def expected(self, theta: np.ndarray, assign: dict) -> np.ndarray:
         theta_map = self.theta_map
         if self.scaling is not None:
-            flat = self.coefficients() * self.scaling.factor(assign)
+            flat = self.scaling.values(assign)
             weight = flat[:theta_map.weight.size].reshape(theta_map.weight.shape)
             theta_map = ThetaMap(weight, flat[theta_map.weight.size:])
         return theta_map.apply(theta, self.layout.k)
@@ -64,4 +64,4 @@ class FixedSource:
     def expected(self, theta, assign: dict) -> np.ndarray:
         if self.scaling is None:
             return self.theta
-        return self.theta * self.scaling.factor(assign).reshape(self.theta.shape)
+        return self.scaling.values(assign).reshape(self.theta.shape)

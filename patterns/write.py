@@ -85,8 +85,8 @@ class Writer(SizeWriter):
             elem = p.theta_type
             dtype = helper.tensor_dtype_to_np_dtype(elem)
             if p.theta_scaling is not None:
-                flat = self.scaled(p.theta_value, p.theta_scaling, p.scaling_pieces, elem,
-                                           np.arange(p.theta_value.size), "theta_fitted")
+                flat = self.scaled(p.theta_scaling, p.scaling_pieces, elem, np.arange(p.theta_value.size),
+                                   "theta_fitted")
                 t = self.node("Reshape", [flat, self.const(list(p.theta_value.shape), "theta_fitted_shape")],
                                "theta_fitted", elem, list(p.theta_value.shape))
             else:
@@ -131,14 +131,12 @@ class Writer(SizeWriter):
             flat = self.node("Gather", [flat, self.const(p.read_columns, "theta_read")], "theta_read", elem,
                               [batch, len(p.read_columns)], axis=1)
         if p.theta_scaling is not None:  # coefficients that follow the dims, computed at run time
-            coefficients, size = np.concatenate([weight.reshape(-1), bias.reshape(-1)]), weight.size
+            size = weight.size
             select = (rows[:, None] * q + np.arange(q)[None, :]).reshape(-1)
-            scaled = self.scaled(coefficients, p.theta_scaling, p.scaling_pieces, elem, select,
-                                         "theta_map_weight")
+            scaled = self.scaled(p.theta_scaling, p.scaling_pieces, elem, select, "theta_map_weight")
             weight = self.node("Reshape", [scaled, self.const([len(rows), q], "theta_map_shape")],
                                 "theta_map_weight", elem, [len(rows), q])
-            bias = self.scaled(coefficients, p.theta_scaling, p.scaling_pieces, elem,
-                                       size + np.arange(q), "theta_map_bias")
+            bias = self.scaled(p.theta_scaling, p.scaling_pieces, elem, size + np.arange(q), "theta_map_bias")
             out = self.node("MatMul", [flat, weight], "theta_mapped", elem, [batch, q])
             out = self.node("Add", [out, bias], "theta_mapped", elem, [batch, q])
         else:

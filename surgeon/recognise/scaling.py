@@ -12,6 +12,7 @@ once) hold the monomials, and its rewrite computes them from the model's own dim
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,33 +24,29 @@ ZERO = 1e-6  # of the largest coefficient: a coefficient this small is 0 (float3
 
 @dataclass(frozen=True)
 class DimScaling:
-    """``coefficient(dims) = coefficient(base) * prod over groups of (d / b) ** e * ((d - 1) /
-    (b - 1)) ** f``, d a group's value at run time, b at the probe's base.
+    """``coefficient(dims) = sum over rows r of weights[r] * prod over groups of d ** e * (d - 1) ** f``,
+    d a group's value at run time, (e, f) the row's exponents for it: one row per coefficient
+    where each is one monomial (2/W, H/W, align_corners=True's 2 / (W - 1) and its kin); several
+    where a coefficient is a sum of them (a pixel-space matrix on a grid not centred on the
+    image: ``c0 + c1 (H - 1)/(W - 1) + c2 / (W - 1)``).
 
-    ``reps``: the class standing for each varied group; ``exponents``: [coefficients, groups, 2]
-    (e for d, f for d - 1: align_corners=True's 2 / (W - 1) and its kin)."""
+    ``reps``: the class standing for each varied group; ``rows``: the distinct monomials, each a
+    tuple of (e, f) per rep; ``weights``: [rows, coefficients]; ``base``: each rep's value where
+    the coefficients were fitted."""
 
     reps: tuple[int, ...]
-    exponents: np.ndarray
-    base: tuple[int, ...]  # each rep's value where the coefficients were fitted
+    rows: tuple[tuple[tuple[int, int], ...], ...]
+    weights: np.ndarray
+    base: tuple[int, ...]
 
-    def factor(self, assign: dict) -> np.ndarray:
-        """Per coefficient, its monomial at ``assign`` over its value at the base."""
+    def values(self, assign: dict) -> np.ndarray:
+        """Every coefficient at ``assign``."""
         d = np.array([assign[r] for r in self.reps], np.float64)
-        return _monomials(self.exponents, d) / self.at_base()
+        return self.weights.T @ _monomials(np.array(self.rows, np.float64).reshape(len(self.rows), -1, 2), d)
 
     def monomials(self) -> dict[tuple, np.ndarray]:
-        """Each distinct exponent row (per group: (e, f)) and the coefficients (a mask) it scales."""
-        rows: dict[tuple, np.ndarray] = {}
-        for i, row in enumerate(self.exponents.astype(int)):
-            key = tuple(map(tuple, row))
-            rows.setdefault(key, np.zeros(len(self.exponents), bool))[i] = True
-        return rows
-
-    def at_base(self) -> np.ndarray:
-        """Per coefficient, its monomial's value at the base: the constant the rewrite divides
-        the base coefficients by, so that it multiplies by the run-time monomial alone."""
-        return _monomials(self.exponents, np.array(self.base, np.float64))
+        """Each monomial (per group: (e, f)) and its weight for every coefficient (0: not in it)."""
+        return {row: self.weights[i] for i, row in enumerate(self.rows)}
 
 
 def _monomials(exponents: np.ndarray, d: np.ndarray) -> np.ndarray:
@@ -113,13 +110,111 @@ def measure(fit, plan, base: dict, fit_rtol: float = 0.0) -> DimScaling | None:
         if len(afters) < 2:
             continue
         found = exponents(at_base, afters, base[rep], fit_rtol)
-        if found is None:
-            return None
+        if found is None:  # some coefficient is no one monomial of this dim: a sum of them?
+            return sums(fit, plan, base, at_base, fit_rtol)
         reps.append(rep)
         values.append(base[rep])
         columns.append(found)
     if not columns or not any(np.any(c) for c in columns):
         return None
     keep = [i for i, c in enumerate(columns) if np.any(c)]
-    return DimScaling(tuple(reps[i] for i in keep), np.stack([columns[i] for i in keep], axis=1),
-                      tuple(values[i] for i in keep))
+    exps = np.stack([columns[i] for i in keep], axis=1)  # [coefficients, groups, 2]
+    base_values = np.array([values[i] for i in keep], np.float64)
+    rows = list(dict.fromkeys(tuple(map(tuple, row)) for row in exps.astype(int)))
+    weights = np.zeros((len(rows), exps.shape[0]))
+    at = _monomials(exps, base_values)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for i, row in enumerate(exps.astype(int)):
+            weights[rows.index(tuple(map(tuple, row))), i] = at_base[i] / at[i]
+    return DimScaling(tuple(reps[i] for i in keep), tuple(rows), weights, tuple(values[i] for i in keep))
+
+
+# Per group, the terms a sum may hold: 1, d, 1 / d, 1 / (d - 1) (linearly independent; with
+# their products over groups they span H / W, (H - 1) / (W - 1), 2 / (W - 1) and the constants a
+# pixel-space matrix on a grid not centred on the image gives).
+SUM_TERMS = ((0, 0), (1, 0), (-1, 0), (0, -1))
+SUM_VALUES = 5  # values per group the sums are fitted over (and three more each to check them)
+MAX_SUM_GROUPS = 3
+
+def _fewest_terms(design: np.ndarray, targets: np.ndarray, tol: float) -> list[int] | None:
+    """Columns of ``design`` whose least-squares fit leaves every target within ``tol``, found by
+    dropping one column at a time (the one whose loss leaves the least) while the fit holds: a
+    pixel-space matrix's sums have three or four terms, and a solve over all the products at
+    once spreads rounding over terms that are not there (1 / (d - 1) among them: infinite at 1)."""
+    def left(cols):
+        sub = design[:, cols]
+        return np.abs(sub @ np.linalg.lstsq(sub, targets, rcond=None)[0] - targets).max()
+
+    chosen = list(range(design.shape[1]))
+    if left(chosen) > tol:
+        return None
+    while len(chosen) > 1:
+        trials = [(left([c for c in chosen if c != t]), t) for t in chosen]
+        best, drop = min(trials)
+        if best > tol:
+            break
+        chosen.remove(drop)
+    return chosen
+
+
+def sums(fit, plan, base: dict, at_base: np.ndarray, fit_rtol: float = 0.0) -> DimScaling | None:
+    """Coefficients as sums of monomials of the groups they follow: every combination of
+    ``SUM_VALUES`` values per group fitted (a least-squares solve over the products of
+    ``SUM_TERMS``, then again over the terms that count), then held at other values of every
+    group at once. None when some coefficient is no such sum (or the region does not run at
+    those values)."""
+    scale = max(float(np.abs(at_base).max(initial=0.0)), 1e-30)
+    close = max(RATIO_RTOL, 4 * fit_rtol)
+    far = plan.far(base)
+    used = set(base.values()) | {far, 3 * far + 1}
+    groups, choices = [], []
+    for g in range(len(plan.groups)):
+        if set(plan.groups[g]) & plan.batch_like:
+            continue
+        # fitted over values spread from 2 to far (1 / d and 1 / (d - 1) apart), held at others
+        near = [plan.fresh(g, used)]
+        near.append(plan.fresh(g, used | set(near)))
+        near.append(plan.fresh(g, used | set(near)))
+        picked = [2, 3, base[plan.rep(g)], near[0], far, near[1], near[2], 3 * far + 1]
+        if len(set(picked)) < len(picked):
+            return None
+        used |= set(near)
+        moved = fit(plan.with_value(base, g, near[0]))
+        if moved is None:
+            return None
+        if np.abs(np.asarray(moved) - at_base).max(initial=0.0) > close * scale:  # a group they follow
+            groups.append(g)
+            choices.append(picked)
+    if not groups or len(groups) > MAX_SUM_GROUPS:
+        return None
+    reps = tuple(plan.rep(g) for g in groups)
+
+    def at(combo):
+        assign = dict(base)
+        for g, value in zip(groups, combo):
+            assign = plan.with_value(assign, g, value)
+        return assign
+
+    rows = list(itertools.product(SUM_TERMS, repeat=len(groups)))
+    design, targets = [], []
+    for combo in itertools.product(*[c[:SUM_VALUES] for c in choices]):
+        found = at_base if all(v == base[r] for v, r in zip(combo, reps)) else fit(at(combo))
+        if found is None:
+            return None
+        design.append(_monomials(np.array(rows, np.float64), np.array(combo, np.float64)))
+        targets.append(np.asarray(found, np.float64).reshape(-1))
+    design, targets = np.array(design), np.array(targets)
+    keep = _fewest_terms(design, targets, close * scale * 0.1)
+    if keep is None:
+        return None
+    weights = np.zeros((len(rows), targets.shape[1]))
+    weights[keep] = np.linalg.lstsq(design[:, keep], targets, rcond=None)[0]
+    found = DimScaling(reps, tuple(rows[t] for t in keep), weights[keep], tuple(base[r] for r in reps))
+    # held at values no fit used, near and far
+    for combo in itertools.product(*[c[SUM_VALUES:] for c in choices]):
+        want = fit(at(combo))
+        if want is None:
+            continue  # the region does not run there (a size its Reshape cannot take): nothing to hold
+        if np.abs(found.values(at(combo)) - want).max() > close * max(scale, float(np.abs(want).max())):
+            return None
+    return found

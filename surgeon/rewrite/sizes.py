@@ -102,25 +102,25 @@ class SizeWriter:
             return parts[0]
         return self.node("Concat", parts, hint, TensorProto.INT64, [len(pieces)], axis=0)
 
-    def scaled(self, coefficients: np.ndarray, scaling, pieces: list, elem: int, select: np.ndarray,
-               hint: str) -> str:
-        """A 1-D tensor of ``elem``: ``coefficients[select]`` (fitted at the probe's dims) at the
-        run-time dims: each divided by its monomial at the probe's dims, times the same monomial
-        of the model's own dims. ``pieces``: per rep of ``scaling`` (a ``DimScaling``), where its
-        dim is read (a DimOf or ElemOf)."""
-        at_base = (coefficients.reshape(-1) / scaling.at_base())[select]
+    def scaled(self, scaling, pieces: list, elem: int, select: np.ndarray, hint: str) -> str:
+        """A 1-D tensor of ``elem``: the coefficients ``select`` picks, at the run-time dims: per
+        monomial of ``scaling`` (a ``DimScaling``) its weights times that monomial of the model's
+        own dims, summed. ``pieces``: per rep of ``scaling``, where its dim is read (a DimOf or
+        ElemOf)."""
         n = len(select)
         dims = [self.node("Cast", [self.pieces([piece], f"{hint}_dim")], f"{hint}_dim", elem, [1], to=elem)
                 for piece in pieces]
         terms = []
-        for row, mask in scaling.monomials().items():
-            chosen = mask[select]
+        for row, weight in scaling.monomials().items():
+            chosen = weight[select]
             if not chosen.any():
                 continue
             dtype = helper.tensor_dtype_to_np_dtype(elem)
-            picked = self.ctx.add_constant(np.where(chosen, at_base, 0).astype(dtype), f"{hint}_coefficients")
+            picked = self.ctx.add_constant(chosen.astype(dtype), f"{hint}_coefficients")
             value = self._monomial(row, dims, elem, hint)
             terms.append(picked if value is None else self.node("Mul", [picked, value], hint, elem, [n]))
+        if not terms:  # every coefficient picked is 0 at every size
+            return self.ctx.add_constant(np.zeros(n, helper.tensor_dtype_to_np_dtype(elem)), f"{hint}_coefficients")
         if len(terms) == 1:
             return terms[0]
         return self.node("Sum", terms, hint, elem, [n])

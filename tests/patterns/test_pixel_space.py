@@ -225,3 +225,69 @@ def test_a_grid_nan_at_size_one_that_another_reader_sees_is_refused():
     result = fuse_alone(linspace_grid(threshold=None, grid_output=True))
     assert not result.report.rewrites
     assert "the original's grid is NaN (0/0 in its coordinates), and graph output" in refusal_reasons(result)
+
+
+PIXEL_M = np.array([[0.94, -0.34, 3.0], [0.34, 0.94, -2.0]], np.float32)  # 20 degrees about pixel (0, 0), a shift
+
+
+def corner_pixels(offset: float = 0.0):
+    """A constant pixel-space matrix on pixel centres counted from the corner (arange(n) + 0.5,
+    not centred on the image), normalised by 2 / W - 1: the fitted theta's translation is
+    ``M00 - 1 + M01 H / W + 2 M02 / W``, a sum of monomials, not one. ``offset`` makes the
+    divisor W + offset: no such sum."""
+    g = GraphBuilder()
+    x = g.input("x", ["N", 3, "H", "W"])
+    shape = g.op("Shape", x)
+    h, w = _dim(g, shape, 2), _dim(g, shape, 3)
+
+    def centres(n):
+        steps = g.op("Cast", g.op("Range", g.const(np.float32(0)), g.op("Squeeze", n), g.const(np.float32(1))),
+                     to=TensorProto.FLOAT)
+        return g.op("Add", steps, g.const(np.float32([0.5])))
+
+    n_h = g.op("Cast", g.op("Gather", shape, g.ints([2]), axis=0), to=TensorProto.INT64)
+    n_w = g.op("Cast", g.op("Gather", shape, g.ints([3]), axis=0), to=TensorProto.INT64)
+    hw1 = g.op("Concat", n_h, n_w, g.ints([1]), axis=0)
+    gx = g.op("Expand", g.op("Reshape", centres(w), g.ints([1, -1, 1])), hw1)
+    gy = g.op("Expand", g.op("Reshape", centres(h), g.ints([-1, 1, 1])), hw1)
+    ones = g.op("Expand", g.const(np.ones((1, 1, 1), np.float32)), hw1)
+    points = g.op("MatMul", g.op("Concat", gx, gy, ones, axis=2), g.const(PIXEL_M.T.copy()))  # [H, W, 2]
+    size = g.op("Concat", w, h, axis=0)
+    if offset:
+        size = g.op("Add", size, g.const(np.float32([offset, offset])))
+    grid = g.op("Sub", g.op("Div", g.op("Mul", points, g.const(np.float32([2.0]))), size), g.const(np.float32([1.0])))
+    n = g.op("Gather", shape, g.ints([0]), axis=0)
+    grid = g.op("Expand", g.op("Unsqueeze", grid, g.ints([0])), g.op("Concat", n, n_h, n_w, g.ints([2]), axis=0))
+    g.op("GridSample", x, grid, out="y", align_corners=0)
+    g.output("y")
+    return g.model(20)
+
+
+def corner_theta(h, w):
+    """The theta corner_pixels' grid is affine_grid of (align_corners=False), at these dims."""
+    m00, m01, m02 = PIXEL_M[0].astype(np.float64)
+    m10, m11, m12 = PIXEL_M[1].astype(np.float64)
+    theta = np.array([[m00, m01 * h / w, m00 - 1 + m01 * h / w + 2 * m02 / w],
+                      [m10 * w / h, m11, m11 - 1 + m10 * w / h + 2 * m12 / h]])
+    return np.repeat(theta[None], 2, axis=0).astype(np.float32)
+
+
+def test_coefficients_that_are_sums_of_monomials_fuse_and_equal_at_every_size():
+    model = corner_pixels()
+    result = fuse_alone(model)
+    counts = op_counts(result.model)
+    assert counts["custom.ops::FusedGridSample"] == 1 and "GridSample" not in counts, result.report.summary()
+    assert counts["Sum"] >= 1  # the translation's terms added at run time
+    for h, w in SIZES + ((97, 45),):
+        feeds = _inputs(model, h, w)
+        got, want = run_split(result.model, feeds)[0], ort_run(model, feeds)[0]
+        assert got.shape == want.shape
+        assert_warp_outputs(got, want, feeds, theta=corner_theta(h, w), what=f"{h}x{w}")
+
+
+def test_a_divisor_that_no_sum_of_monomials_follows_is_refused():
+    """2 / (W + 0.5): over a few nearby sizes four terms follow it closely; at 2 and at hundreds
+    they do not."""
+    result = fuse_alone(corner_pixels(offset=0.5))
+    assert not result.report.rewrites
+    assert "depends on" in refusal_reasons(result), refusal_reasons(result)
