@@ -8,6 +8,12 @@ reach the values only through smooth arithmetic (a step or a curve of a size is 
 so a coefficient is a rational function of the dims; here each dim group is varied alone, twice,
 to read its exponents; the caller's checks (each group varied again at other values, then all at
 once) hold the monomials, and its rewrite computes them from the model's own dims at run time.
+
+Where some coefficient is no one monomial of a dim (a pixel-space matrix on pixel centres
+counted from the corner: ``M00 - 1 + M01 H / W + 2 M02 / W``), ``sums`` fits every coefficient as
+a sum of products of 1, d, 1/d and 1/(d - 1) over the groups it follows, over values of each
+group from 2 to far, keeps the fewest terms that hold, and holds the sum at other values near
+and far (four terms follow ``2 / (W + 0.5)`` over nearby sizes, not out to 2 and to hundreds).
 """
 
 from __future__ import annotations
