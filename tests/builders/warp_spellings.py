@@ -136,9 +136,10 @@ def ms_matmul_pair(mode: str = "nearest", opset: int = 15):
     return g.model(opset, [("com.microsoft", 1)])
 
 
-def _inverse3(g, m):
+def inverse3(g, m, det_by_matmul: bool = False):
     """Adjugate over determinant of [N, 3, 3], element by element (Gather, Mul, Sub), as
-    kornia's 3x3 inverse exports."""
+    kornia's 3x3 inverse exports (``det_by_matmul``: the determinant as a MatMul of the first
+    row and its cofactors instead)."""
     e = [[g.op("Gather", g.op("Gather", m, g.ints(i), axis=1), g.ints(j), axis=1) for j in range(3)] for i in range(3)]
 
     def minor(r0, r1, c0, c1):
@@ -147,8 +148,13 @@ def _inverse3(g, m):
     cof = [[minor(1, 2, 1, 2), g.op("Neg", minor(1, 2, 0, 2)), minor(1, 2, 0, 1)],
            [g.op("Neg", minor(0, 2, 1, 2)), minor(0, 2, 0, 2), g.op("Neg", minor(0, 2, 0, 1))],
            [minor(0, 1, 1, 2), g.op("Neg", minor(0, 1, 0, 2)), minor(0, 1, 0, 1)]]
-    det = g.op("Add", g.op("Add", g.op("Mul", e[0][0], cof[0][0]), g.op("Mul", e[0][1], cof[0][1])),
-               g.op("Mul", e[0][2], cof[0][2]))
+    if det_by_matmul:
+        row = g.op("Concat", *[g.op("Unsqueeze", e[0][j], g.ints([1, 2])) for j in range(3)], axis=2)  # [N,1,3]
+        col = g.op("Concat", *[g.op("Unsqueeze", cof[0][j], g.ints([1, 2])) for j in range(3)], axis=1)  # [N,3,1]
+        det = g.op("Squeeze", g.op("MatMul", row, col), g.ints([1, 2]))
+    else:
+        det = g.op("Add", g.op("Add", g.op("Mul", e[0][0], cof[0][0]), g.op("Mul", e[0][1], cof[0][1])),
+                   g.op("Mul", e[0][2], cof[0][2]))
     rows = [g.op("Concat", *[g.op("Unsqueeze", cof[j][i], g.ints([1, 2])) for j in range(3)], axis=2)
             for i in range(3)]  # the adjugate: cofactors transposed
     return g.op("Div", g.op("Concat", *rows, axis=1), g.op("Unsqueeze", det, g.ints([1, 2])))
@@ -184,7 +190,7 @@ def homogeneous_perspective(last_row="fixed", divide="plain", hw=(16, 12), opset
     else:
         row = g.op("Expand", g.const(np.array([[[0.0, 0.0, 1.0]]], np.float32)),
                    g.op("Concat", batch, g.ints([1, 3]), axis=0))
-    t = _inverse3(g, g.op("Concat", m, row, axis=1))
+    t = inverse3(g, g.op("Concat", m, row, axis=1))
     ys, xs = np.meshgrid(np.linspace(-1, 1, h), np.linspace(-1, 1, w), indexing="ij")  # align_corners=1
     if last_row == "picked":  # the points follow W: a Range per axis
         wn = g.op("Squeeze", g.op("Shape", x, start=3, end=4), g.ints([0]))

@@ -9,7 +9,7 @@ import surgeon
 from surgeon import Pattern
 from surgeon.recognise import fixed_elements
 
-from ..builders import GraphBuilder
+from ..builders import GraphBuilder, inverse3
 from ..builders.graph import FLOAT
 
 
@@ -32,32 +32,6 @@ def facts(model, value: str) -> dict:
     return found
 
 
-def _elements(g, m):
-    return [[g.op("Gather", g.op("Gather", m, g.ints(i), axis=1), g.ints(j), axis=1) for j in range(3)] for i in range(3)]
-
-
-def _inverse(g, m, det_by_matmul=False):
-    """Adjugate over determinant, element by element (``det_by_matmul``: the determinant as a
-    MatMul of the first row and its cofactors instead)."""
-    e = _elements(g, m)
-
-    def minor(r0, r1, c0, c1):
-        return g.op("Sub", g.op("Mul", e[r0][c0], e[r1][c1]), g.op("Mul", e[r0][c1], e[r1][c0]))
-
-    cof = [[minor(1, 2, 1, 2), g.op("Neg", minor(1, 2, 0, 2)), minor(1, 2, 0, 1)],
-           [g.op("Neg", minor(0, 2, 1, 2)), minor(0, 2, 0, 2), g.op("Neg", minor(0, 2, 0, 1))],
-           [minor(0, 1, 1, 2), g.op("Neg", minor(0, 1, 0, 2)), minor(0, 1, 0, 1)]]
-    if det_by_matmul:
-        row = g.op("Concat", *[g.op("Unsqueeze", e[0][j], g.ints([1, 2])) for j in range(3)], axis=2)  # [N,1,3]
-        col = g.op("Concat", *[g.op("Unsqueeze", cof[0][j], g.ints([1, 2])) for j in range(3)], axis=1)  # [N,3,1]
-        det = g.op("Squeeze", g.op("MatMul", row, col), g.ints([1, 2]))
-    else:
-        det = g.op("Add", g.op("Add", g.op("Mul", e[0][0], cof[0][0]), g.op("Mul", e[0][1], cof[0][1])),
-                   g.op("Mul", e[0][2], cof[0][2]))
-    rows = [g.op("Concat", *[g.op("Unsqueeze", cof[j][i], g.ints([1, 2])) for j in range(3)], axis=2) for i in range(3)]
-    return g.op("Div", g.op("Concat", *rows, axis=1), g.op("Unsqueeze", det, g.ints([1, 2])))
-
-
 def _model(build):
     """A model whose output ``t`` is ``build(g, m, batch)``; M is a run-time [N, 2, 3]."""
     g = GraphBuilder()
@@ -77,13 +51,13 @@ LAST_ROW = {6: 0.0, 7: 0.0, 8: 1.0}
 
 def test_the_inverse_of_a_matrix_with_a_constant_last_row_keeps_it_exactly():
     """Cofactors of a row of exact zeros are exact zeros; C33 / det is one value over itself."""
-    model = _model(lambda g, m, b: _inverse(g, g.op("Concat", m, _constant_row(g, b), axis=1)))
+    model = _model(lambda g, m, b: inverse3(g, g.op("Concat", m, _constant_row(g, b), axis=1)))
     assert facts(model, "t") == LAST_ROW
 
 
 def test_a_run_time_row_is_no_fact():
     def build(g, m, b):
-        return _inverse(g, g.op("Concat", m, g.input("R", ["N", 1, 3]), axis=1))
+        return inverse3(g, g.op("Concat", m, g.input("R", ["N", 1, 3]), axis=1))
     assert facts(_model(build), "t") == {}
 
 
@@ -92,14 +66,14 @@ def test_a_row_scaled_by_data_keeps_its_zeros_only():
     def build(g, m, b):
         s = g.input("S", ["N", 1, 1])
         zeros = g.op("Expand", g.const(np.zeros((1, 1, 2), np.float32)), g.op("Concat", b, g.ints([1, 2]), axis=0))
-        return _inverse(g, g.op("Concat", m, g.op("Concat", zeros, s, axis=2), axis=1))
+        return inverse3(g, g.op("Concat", m, g.op("Concat", zeros, s, axis=2), axis=1))
     assert facts(_model(build), "t") == {6: 0.0, 7: 0.0}
 
 
 def test_a_determinant_summed_by_another_kernel_is_not_the_cofactor():
     """A MatMul may order or fuse its sum as it likes: its result is not the Sub's, so C33 / det
     is no fact, while the exact zeros stay."""
-    model = _model(lambda g, m, b: _inverse(g, g.op("Concat", m, _constant_row(g, b), axis=1), det_by_matmul=True))
+    model = _model(lambda g, m, b: inverse3(g, g.op("Concat", m, _constant_row(g, b), axis=1), det_by_matmul=True))
     assert facts(model, "t") == {6: 0.0, 7: 0.0}
 
 
