@@ -219,3 +219,22 @@ def homogeneous_perspective(last_row="fixed", divide="plain", hw=(16, 12), opset
     g.op("GridSample", x, grid, out="y", align_corners=1, mode="bilinear", padding_mode="zeros")
     g.output("y")
     return g.model(opset)
+
+
+def baked_base_grid(size_from: str = "hw"):
+    """dynamo's decomposition with Dim.AUTO and align_corners=True: a constant [16 * 12, 3, 1]
+    base grid times theta, reshaped to dims read off the image: ``size_from="hw"``
+    [N, H, W, 2] (any H * W = 192 runs), ``"h"`` [N, H, 12, 2] (H = 16 only)."""
+    g = GraphBuilder()
+    x = g.input("x", ["s77", 3, "s53", "s0"] if size_from == "hw" else ["N", 3, "H", "W"])
+    theta = g.input("theta", ["s80" if size_from == "hw" else "N", 2, 3])
+    ys, xs = np.meshgrid(np.linspace(-1, 1, 16), np.linspace(-1, 1, 12), indexing="ij")
+    base = np.stack([xs, ys, np.ones_like(xs)], -1).reshape(192, 3, 1).astype(np.float32)
+    t = g.op("Unsqueeze", g.op("Transpose", theta, perm=[0, 2, 1]), g.ints([1]))
+    flat = g.op("ReduceSum", g.op("Mul", g.const(base), t), g.ints([-2]), keepdims=0)
+    dims = [g.op("Shape", x, start=a, end=a + 1) for a in ((0, 2, 3) if size_from == "hw" else (0, 2))]
+    tail = g.ints([2]) if size_from == "hw" else g.ints([12, 2])
+    grid = g.op("Reshape", flat, g.op("Concat", *dims, tail, axis=0))
+    g.op("GridSample", x, grid, out="y", align_corners=1)
+    g.output("y")
+    return g.model(18)

@@ -152,18 +152,8 @@ def test_a_height_baked_into_a_reshape_is_where_validate_draws():
     the original runs at H = 16 only, declared dynamic. The rewrite says so (``runs_at``), and
     validate draws H = 16 instead of its default 1, where the original does not run."""
     import surgeon
-    from ..builders import GraphBuilder
-    g = GraphBuilder()
-    x = g.input("x", ["N", 3, "H", "W"])
-    theta = g.input("theta", ["N", 2, 3])
-    ys, xs = np.meshgrid(np.linspace(-1, 1, 16), np.linspace(-1, 1, 12), indexing="ij")
-    base = np.stack([xs, ys, np.ones_like(xs)], -1).reshape(192, 3, 1).astype(np.float32)
-    t = g.op("Unsqueeze", g.op("Transpose", theta, perm=[0, 2, 1]), g.ints([1]))
-    flat = g.op("ReduceSum", g.op("Mul", g.const(base), t), g.ints([-2]), keepdims=0)
-    size = g.op("Concat", g.op("Shape", x, start=0, end=1), g.op("Shape", x, start=2, end=3), g.ints([12, 2]), axis=0)
-    g.op("GridSample", x, g.op("Reshape", flat, size), out="y", align_corners=1)
-    g.output("y")
-    model = g.model(18)
+    from ..builders import baked_base_grid
+    model = baked_base_grid("h")
     result = fuse_alone(model)
     assert op_counts(result.model)["custom.ops::FusedGridSample"] == 1, result.report.summary()
     (node,) = [n for n in result.model.graph.node if n.op_type == "FusedGridSample"]

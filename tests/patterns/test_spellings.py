@@ -6,7 +6,8 @@ import numpy as np
 import onnx
 import pytest
 
-from ..builders import GraphBuilder, aten_pair, elementwise_homogeneous, matmul_range_grid, ms_matmul_pair, native_pair
+from ..builders import (GraphBuilder, aten_pair, baked_base_grid, elementwise_homogeneous, matmul_range_grid,
+                        ms_matmul_pair, native_pair)
 from ..error_bounds import assert_warp_outputs
 from .fusing import RNG, fuse_alone, inputs, torch_grid, torch_warp
 from .rewritten_graphs import custom_nodes, fused_settings, op_counts
@@ -90,18 +91,7 @@ def test_half_precision_decomposition():
 def test_baked_base_grid_under_symbolic_dims():
     # dynamo Dim.AUTO with align_corners=True: H and W are symbols, but the base grid constant
     # is [16*12, 3, 1]; no constant says 16 or 12. The probe finds them among 192's divisors.
-    g = GraphBuilder()
-    x = g.input("x", ["s77", 3, "s53", "s0"])
-    theta = g.input("theta", ["s80", 2, 3])
-    ys, xs = np.meshgrid(np.linspace(-1, 1, 16), np.linspace(-1, 1, 12), indexing="ij")
-    base = np.stack([xs, ys, np.ones_like(xs)], -1).reshape(192, 3, 1).astype(np.float32)
-    t = g.op("Unsqueeze", g.op("Transpose", theta, perm=[0, 2, 1]), g.ints([1]))
-    flat = g.op("ReduceSum", g.op("Mul", g.const(base), t), g.ints([-2]), keepdims=0)
-    dims = [g.op("Shape", x, start=a, end=a + 1) for a in (0, 2, 3)]
-    grid = g.op("Reshape", flat, g.op("Concat", *dims, g.ints([2]), axis=0))
-    g.op("GridSample", x, grid, out="y", align_corners=1)
-    g.output("y")
-    model = g.model(18)
+    model = baked_base_grid("hw")
     # 16 x 12 does not bind: the Reshape takes any H * W = 192, and at 12 x 16 the grid is the
     # 16 x 12 one reshaped, no affine grid; refused while the dims are symbols, fused once fixed
     refused = fuse_alone(model)
