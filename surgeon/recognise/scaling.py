@@ -48,7 +48,9 @@ class DimScaling:
     def values(self, assign: dict) -> np.ndarray:
         """Every coefficient at ``assign``."""
         d = np.array([assign[r] for r in self.reps], np.float64)
-        return self.weights.T @ _monomials(np.array(self.rows, np.float64).reshape(len(self.rows), -1, 2), d)
+        m = _monomials(np.array(self.rows, np.float64).reshape(len(self.rows), -1, 2), d)[:, None]
+        with np.errstate(invalid="ignore"):  # a monomial infinite at a size of 1 counts only where it is a term
+            return np.where(self.weights != 0, self.weights * m, 0.0).sum(axis=0)
 
     def monomials(self) -> dict[tuple, np.ndarray]:
         """Each monomial (per group: (e, f)) and its weight for every coefficient (0: not in it)."""
