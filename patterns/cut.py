@@ -29,8 +29,7 @@ _FLOATS = {TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.DOUBLE, TensorPro
 _INTS = {TensorProto.INT64, TensorProto.INT32}
 MAX_INT_LEAF = 5  # a size tensor holds at most [N, C, D, H, W]
 MAX_REGION_NODES = 400  # affine grids take tens of nodes; past this it is a network, not a grid
-MAX_SHAPE_WALK = MAX_REGION_NODES  # how far to look before calling a Shape input a run-time tensor
-# (onnxruntime's ALL level leaves a base grid's sizes as Shapes of values 100 nodes from the image)
+MAX_SHAPE_WALK = 64  # how far to look before calling a Shape input a run-time tensor
 
 
 @dataclass
