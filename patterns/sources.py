@@ -58,9 +58,6 @@ class FixedSource:
     def thetas(self, count: int, start: int, salt: int):
         return None, None
 
-    def coefficients(self) -> np.ndarray:
-        return self.theta.reshape(-1)
-
     def expected(self, theta, assign: dict) -> np.ndarray:
         if self.scaling is None:
             return self.theta

@@ -103,8 +103,24 @@ class _Arith:
         return t.make(("neg", dt, a), -t.hi[a], -t.lo[a])
 
     def _unsign(self, a):
-        inner = self.t.negated(a)
-        return (inner, True) if inner is not None else (a, False)
+        """(magnitude, negated?): a negation or a negative constant carries its sign out."""
+        t = self.t
+        inner = t.negated(a)
+        if inner is not None:
+            return inner, True
+        if t.is_const(a) and not isinstance(t.value[a], bool) and t.value[a] < 0:
+            return t.const(-t.value[a]), True
+        return a, False
+
+    def _signed(self, dt, op, a, b):
+        """A product or quotient with the signs carried out (rounding is symmetric in sign);
+        a product's operands in one order (it commutes), a quotient of one value by itself 1."""
+        t = self.t
+        (a, sa), (b, sb) = self._unsign(a), self._unsign(b)
+        if op == "div" and a == b:
+            return t.const(-1.0) if sa != sb else t.const(1.0)
+        found = t.make((op, dt, min(a, b), max(a, b)) if op == "mul" else (op, dt, a, b))
+        return self.neg(dt, found) if sa != sb else found
 
     def mul(self, dt, a, b):
         t = self.t
@@ -114,13 +130,7 @@ class _Arith:
             return b
         if t.is_const(b, 1.0):
             return a
-        (a, sa), (b, sb) = self._unsign(a), self._unsign(b)
-        if t.is_const(a) and t.value[a] < 0:
-            a, sa = t.const(-t.value[a]), not sa
-        if t.is_const(b) and t.value[b] < 0:
-            b, sb = t.const(-t.value[b]), not sb
-        found = t.make(("mul", dt, min(a, b), max(a, b)))
-        return self.neg(dt, found) if sa != sb else found
+        return self._signed(dt, "mul", a, b)
 
     def div(self, dt, a, b):
         t = self.t
@@ -130,11 +140,7 @@ class _Arith:
             return t.const(0.0)
         if a == b:
             return t.const(1.0)
-        (a, sa), (b, sb) = self._unsign(a), self._unsign(b)
-        if a == b:
-            return t.const(-1.0) if sa != sb else t.const(1.0)
-        found = t.make(("div", dt, a, b))
-        return self.neg(dt, found) if sa != sb else found
+        return self._signed(dt, "div", a, b)
 
     def add(self, dt, a, b):
         t = self.t
@@ -306,12 +312,12 @@ class _Walker:
                 raise SurgeonError(f"{name}: a fact contradicts the evaluation at {idx}")
         return out
 
-    def _elementwise(self, fn, ins, shape, node, consts_fold=True):
+    def _elementwise(self, fn, ins, shape):
         arrays = np.broadcast_arrays(*[np.asarray(x, object) for x in ins])
         out = np.empty(shape, object)
         for idx in np.ndindex(shape):
             args = [a[idx] for a in arrays]
-            if consts_fold and all(self.t.is_const(a) for a in args):
+            if all(self.t.is_const(a) for a in args):
                 out[idx] = None  # the evaluation's value (_settle)
             else:
                 out[idx] = fn(*args)
@@ -361,25 +367,25 @@ class _Walker:
                                            and out_val.dtype.itemsize >= source.itemsize):
                 same = source == out_val.dtype
                 return self._elementwise(lambda a: a if same else t.make(("cast", dt, a), t.lo[a], t.hi[a]),
-                                         ins[:1], shapes[0], node)
-            return self._elementwise(lambda a: t.make(("cast", dt, a)), ins[:1], shapes[0], node)
+                                         ins[:1], shapes[0])
+            return self._elementwise(lambda a: t.make(("cast", dt, a)), ins[:1], shapes[0])
         binary = {"Add": ar.add, "Sub": ar.sub, "Mul": ar.mul, "Div": ar.div}
         if op in binary:
-            return self._elementwise(lambda a, b: binary[op](dt, a, b), ins[:2], shapes[0], node)
+            return self._elementwise(lambda a, b: binary[op](dt, a, b), ins[:2], shapes[0])
         if op == "Neg":
-            return self._elementwise(lambda a: ar.neg(dt, a), ins[:1], shapes[0], node)
+            return self._elementwise(lambda a: ar.neg(dt, a), ins[:1], shapes[0])
         if op == "Abs":
-            return self._elementwise(lambda a: ar.abs(dt, a), ins[:1], shapes[0], node)
+            return self._elementwise(lambda a: ar.abs(dt, a), ins[:1], shapes[0])
         if op == "Reciprocal":
-            return self._elementwise(lambda a: t.make(("recip", dt, a)), ins[:1], shapes[0], node)
+            return self._elementwise(lambda a: t.make(("recip", dt, a)), ins[:1], shapes[0])
         if op in ("Min", "Max"):
-            return self._elementwise(lambda *a: ar.extreme(dt, op, a), ins, shapes[0], node)
+            return self._elementwise(lambda *a: ar.extreme(dt, op, a), ins, shapes[0])
         if op in ("Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual"):
-            return self._elementwise(lambda a, b: ar.compare(op, a, b), ins[:2], shapes[0], node)
+            return self._elementwise(lambda a, b: ar.compare(op, a, b), ins[:2], shapes[0])
         if op == "Where":
-            return self._elementwise(ar.where, ins[:3], shapes[0], node)
+            return self._elementwise(ar.where, ins[:3], shapes[0])
         if op in ("Not", "And", "Or", "Xor", "IsNaN", "IsInf"):
-            return self._elementwise(lambda *a: t.make((op,) + tuple(a), 0.0, 1.0), ins, shapes[0], node)
+            return self._elementwise(lambda *a: t.make((op,) + tuple(a), 0.0, 1.0), ins, shapes[0])
         if op in ("ReduceMax", "ReduceMin"):
             return [self._reduce(node, op, ins[0], concrete, shapes[0], dt)]
         if op == "MatMul":

@@ -165,6 +165,15 @@ def _fewest_terms(design: np.ndarray, targets: np.ndarray, tol: float) -> list[i
     return chosen
 
 
+def _remembered(fit, memo: dict):
+    def once(assign: dict):
+        key = tuple(sorted(assign.items()))
+        if key not in memo:
+            memo[key] = fit(assign)
+        return memo[key]
+    return once
+
+
 def sums(fit, plan, base: dict, at_base: np.ndarray, fit_rtol: float = 0.0) -> DimScaling | None:
     """Coefficients as sums of monomials of the groups they follow: every combination of
     ``SUM_VALUES`` values per group fitted (a least-squares solve over the products of
@@ -173,6 +182,8 @@ def sums(fit, plan, base: dict, at_base: np.ndarray, fit_rtol: float = 0.0) -> D
     those values)."""
     scale = max(float(np.abs(at_base).max(initial=0.0)), 1e-30)
     close = max(RATIO_RTOL, 4 * fit_rtol)
+    fitted: dict = {}
+    fit = _remembered(fit, fitted)  # a group's first value is tried alone, then again in the grid
     far = plan.far(base)
     used = set(base.values()) | {far, 3 * far + 1}
     groups, choices = [], []
