@@ -1,4 +1,6 @@
-"""The analytic affine grid, in numpy: what a region must compute to count as an affine grid.
+"""The analytic affine grid, in numpy: what a region must compute to count as an affine grid;
+and theta fitted to a grid (exactly, or not at all), with torch's size-1 convention (an
+ONNX-style -1 there is absorbed into the translation, so a fitted theta compensates for it).
 
 With ``align_corners=1`` the single coordinate of a size-1 dim is a matter of convention: torch's
 ``F.affine_grid`` (the contract) puts it at 0, ONNX's reference ``AffineGrid`` (and numpy's
@@ -9,6 +11,8 @@ described by that coordinate, for all dims or one per spatial dim; everywhere el
 from __future__ import annotations
 
 import numpy as np
+
+from surgeon.recognise import scaled
 
 TORCH, ONNX, ORT = 0.0, -1.0, 1.0  # the coordinate of a size-1 dim with align_corners=1
 SIZE_ONE = (TORCH, ONNX, ORT)
@@ -41,3 +45,18 @@ def affine_grid(theta: np.ndarray, spatial, align_corners: bool, size_one=TORCH,
         flat, theta = np.abs(flat), np.abs(theta)
     grid = np.einsum("pj,nij->npi", flat, theta)
     return grid.reshape([theta.shape[0], *spatial, theta.shape[1]])
+
+
+def fit_items(grid: np.ndarray, align_corners: int, tol: tuple[float, float]) -> np.ndarray | None:
+    """theta [N, k, k+1] with ``affine_grid(theta) == grid`` within ``tol``, or None."""
+    k = grid.shape[-1]
+    spatial = grid.shape[1:-1]
+    if not np.all(np.isfinite(grid)):
+        return None
+    coords = affine_grid(np.eye(k, k + 1)[None], spatial, bool(align_corners)).reshape(-1, k)
+    basis = np.concatenate([coords, np.ones((coords.shape[0], 1))], axis=1)
+    target = grid.astype(np.float64).reshape(grid.shape[0], -1, k)
+    theta = np.stack([np.linalg.lstsq(basis, g, rcond=None)[0].T for g in target])
+    atol, rtol = scaled(tol, target)
+    fitted = np.einsum("pj,nij->npi", basis, theta)
+    return theta if np.all(np.abs(fitted - target) <= atol + rtol * np.abs(target)) else None

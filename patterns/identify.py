@@ -24,18 +24,18 @@ import numpy as np
 from onnx import TensorProto, helper
 
 from surgeon import MatchContext, Refusal, SurgeonError
-from surgeon.recognise import (BRANCH, DimPlan, DoesNotRun, Failure, NotProved, Region, Symbols, evaluate_region,
+from surgeon.recognise import (BRANCH, AffineMap, fit_map, precision, DimPlan, DoesNotRun, Failure, NotProved, Region, Symbols, evaluate_region,
                                measure, partitions, prove_beyond_one, search, size_hints, split)
 
+from .analytic import fit_items
 from .conclude import conclude
 from .cut import theta_layout
 from .prove import GridProof, prove_grid, unread
 from .region import GridRunner
-from .reparam import ThetaMap, fit_items, fit_map
 from .sources import FixedSource, MapSource, PlainSource
 from .thetas import KIND_COUNT
 from .verdict import Outcome, Verdict, stale_grid_type
-from .verify import GRID_TOLERANCES, TOLERANCES, Agreement, compare, precision
+from .verify import GRID_TOLERANCES, TOLERANCES, Agreement, compare
 
 MAP_SALT = 101  # probe thetas that fit a map are not the ones that then check it
 # A constant grid's fit: rounding steps of its type it may be off by. Real exports' constant grids
@@ -55,7 +55,7 @@ class Identifier:
         self.acs = (prefer_ac, 1 - prefer_ac)  # align_corners settings still possible
         grid_elem = ctx.dtype(cut.output)
         theta_elem = ctx.dtype(cut.variable) if cut.variable else None
-        self.precision = precision(ctx, cut, [grid_elem, theta_elem])
+        self.precision = precision(ctx, cut.nodes, cut.constants, [grid_elem, theta_elem])
         self.tol = TOLERANCES[self.precision]  # fits of theta and maps
         self.grid_tol = GRID_TOLERANCES[self.precision]  # a grid against affine_grid (rounding)
         elem = theta_elem or grid_elem or TensorProto.FLOAT
@@ -215,7 +215,7 @@ class Identifier:
                 return True
         return False
 
-    def _fit_map(self, base: dict, ac: int) -> ThetaMap | None:
+    def _fit_map(self, base: dict, ac: int) -> AffineMap | None:
         needed = self.layout.rows * self.layout.cols + 4
         count = self.theta_count(base)
         runs = []
@@ -247,7 +247,7 @@ class Identifier:
         """The fitted theta's (or map's) coefficients at these dims, flat, or None."""
         if self.mode == "map":
             found = self._fit_map(assign, ac)
-            return None if found is None else MapSource(self.layout, found).coefficients()
+            return None if found is None else found.coefficients()
         try:
             grid = self.region.run(assign, None).grid
         except DoesNotRun:

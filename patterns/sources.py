@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from surgeon.recognise import DimScaling
+from surgeon.recognise import AffineMap, DimScaling
 
-from .reparam import ThetaMap
 from .thetas import probe_thetas
 from .cut import ThetaLayout
 
@@ -29,21 +28,19 @@ class PlainSource:
 
 
 class MapSource(PlainSource):
-    def __init__(self, layout: ThetaLayout, theta_map: ThetaMap, scaling: DimScaling | None = None,
+    def __init__(self, layout: ThetaLayout, theta_map: AffineMap, scaling: DimScaling | None = None,
                  fixed: dict | None = None):
         super().__init__(layout, fixed)
         self.theta_map, self.scaling = theta_map, scaling
-
-    def coefficients(self) -> np.ndarray:
-        return np.concatenate([self.theta_map.weight.reshape(-1), self.theta_map.bias.reshape(-1)])
 
     def expected(self, theta: np.ndarray, assign: dict) -> np.ndarray:
         theta_map = self.theta_map
         if self.scaling is not None:
             flat = self.scaling.values(assign)
             weight = flat[:theta_map.weight.size].reshape(theta_map.weight.shape)
-            theta_map = ThetaMap(weight, flat[theta_map.weight.size:])
-        return theta_map.apply(theta, self.layout.k)
+            theta_map = AffineMap(weight, flat[theta_map.weight.size:])
+        k = self.layout.k
+        return theta_map.apply(theta).reshape(theta.shape[0], k, k + 1)
 
 
 class FixedSource:

@@ -9,9 +9,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from onnx import TensorProto, helper
 
-from surgeon.recognise import OutputDim, Static
+from surgeon.recognise import AffineMap, OutputDim, Static
 
-from .reparam import ThetaMap
 from .verify import Agreement
 
 
@@ -29,7 +28,7 @@ class Verdict:
     size_one: dict = field(default_factory=dict)  # output spatial dim -> its size-1 coordinate, when not 0
     size_from: int | None = None  # known grid op whose size tensor gives computed dims
     size_exact: bool = False  # that tensor is exactly [N, C, *spatial] of the sampler
-    theta_map: ThetaMap | None = None  # the grid is affine_grid(map(theta)), not affine_grid(theta)
+    theta_map: AffineMap | None = None  # the grid is affine_grid(map(theta)), not affine_grid(theta)
     theta_value: np.ndarray | None = None  # the grid reads no theta: this one was fitted
     theta_scaling: object = None  # scaling.DimScaling: the fitted theta's or map's coefficients follow dims
     precision: str = "single"  # the lowest float precision the region computes in

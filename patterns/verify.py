@@ -8,14 +8,16 @@ import itertools
 from dataclasses import dataclass
 
 import numpy as np
-from onnx import TensorProto
+
+from surgeon.recognise import scaled
 
 from .analytic import SIZE_ONE, TORCH, affine_grid
 
 # Precision of the lowest-precision float a region computes in -> (atol, rtol). Half precision
 # rounds each product and sum: a few ulps of grid values up to ~15 (the probe's large thetas).
 # atol is for grids of magnitude 1 and more; a smaller grid (a region that scales theta down)
-# is held to atol times its magnitude (``scaled``): else a bent base grid would pass at 1e-4.
+# is held to atol times its magnitude (``surgeon.recognise.scaled``): else a bent base grid would
+# pass at 1e-4.
 TOLERANCES = {"double": (1e-5, 1e-5), "single": (1e-5, 1e-5), "half": (5e-3, 5e-3), "bfloat16": (3e-2, 3e-2)}
 # A grid held to affine_grid(theta) is judged against rounding, not against a fixed fraction of
 # its values: each coordinate may be off by (atol, rtol) with rtol a share of the sum of its
@@ -27,30 +29,6 @@ TOLERANCES = {"double": (1e-5, 1e-5), "single": (1e-5, 1e-5), "half": (5e-3, 5e-
 # base rounded to float32 somewhere (a folded float constant) is no longer that grid.
 GRID_TOLERANCES = {"double": (1e-16, 48 * 2.0 ** -53), "single": (1e-7, 48 * 2.0 ** -24),
                    "half": TOLERANCES["half"], "bfloat16": TOLERANCES["bfloat16"]}
-_PRECISION = {TensorProto.DOUBLE: "double", TensorProto.FLOAT: "single", TensorProto.FLOAT16: "half",
-              TensorProto.BFLOAT16: "bfloat16"}
-_ORDER = ["double", "single", "half", "bfloat16"]
-
-
-def precision(ctx, cut, extra_types=()) -> str:
-    """The lowest float precision among the region's values (a float16 Cast in the middle of a
-    float32 chain makes the whole grid half-precision)."""
-    types = set(extra_types)
-    for node in cut.nodes:
-        types.update(ctx.dtype(o) for o in node.outputs if o)
-        if node.op_type == "Cast":
-            types.add(node.attr("to"))
-    for name in cut.constants:
-        types.add(ctx.dtype(name))
-    found = [_PRECISION[t] for t in types if t in _PRECISION]
-    return max(found, key=_ORDER.index) if found else "single"
-
-
-def scaled(tol: tuple[float, float], *arrays) -> tuple[float, float]:
-    """``tol`` with atol shrunk for values whose largest magnitude is below 1."""
-    atol, rtol = tol
-    finite = [np.abs(a[np.isfinite(a)]).max() for a in arrays if np.size(a) and np.isfinite(a).any()]
-    return atol * min(1.0, max(finite, default=1.0)), rtol
 
 
 @dataclass

@@ -11,12 +11,11 @@ import numpy as np
 from onnx import helper
 
 from surgeon import RewriteContext
-from surgeon.recognise import DimScaling, Fixed, Piece, SizeWriter
+from surgeon.recognise import AffineMap, DimScaling, Fixed, Piece, SizeWriter
 
 from .convention import compensate
 from .cut import ThetaLayout
 from .grid_ops import CUSTOM_DOMAIN
-from .reparam import ThetaMap
 from .samplers import onnx_mode_name
 
 
@@ -43,7 +42,7 @@ class Plan:
     sampler_align_corners: int = 0  # the sampler's own flag (may differ from the grid's)
     theta_value: np.ndarray | None = None  # theta fitted to a constant grid: written as a constant
     size_value: str | None = None  # the model's own size tensor, when the dims are computed from inputs
-    theta_map: ThetaMap | None = None  # applied to theta first: the grid was affine_grid(map(theta))
+    theta_map: AffineMap | None = None  # applied to theta first: the grid was affine_grid(map(theta))
     theta_scaling: DimScaling | None = None  # theta_value's or theta_map's coefficients follow these dims
     scaling_pieces: list = field(default_factory=list)  # where each of theta_scaling's dims is read
     size_one: dict = field(default_factory=dict)  # output dim -> the original's size-1 coordinate (not 0)
