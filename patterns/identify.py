@@ -84,7 +84,7 @@ class Identifier:
                 run = self.region.run(assign, thetas)
             except DoesNotRun as exc:
                 return Failure(f"the region does not run on probe dims: {exc}", ran=False)
-            grid = run.grid
+            grid = run.output
             if grid.ndim != self.k + 2 or grid.shape[-1] != self.k or not np.issubdtype(grid.dtype, np.floating):
                 return Failure(f"the grid has shape {list(grid.shape)} and type {grid.dtype}, not "
                                f"[N, {'D, ' if self.k == 3 else ''}H, W, {self.k}] floats", ran=True)
@@ -182,7 +182,7 @@ class Identifier:
     def _fit_fixed(self, base: dict) -> Failure | None:
         """A grid with no theta: fit one theta per item (exactly, or the grid is not affine)."""
         try:
-            grid = self.region.run(base, None).grid
+            grid = self.region.run(base, None).output
         except DoesNotRun as exc:
             return Failure(f"the grid cannot be computed on probe dims: {exc}", ran=False)
         k = grid.shape[-1] if grid.ndim in (4, 5) else 0
@@ -222,7 +222,7 @@ class Identifier:
         for r in range(math.ceil(needed / max(count, 1))):
             thetas, _ = self.source.thetas(count, r * count, MAP_SALT + r)
             try:
-                grid = self.region.run(base, thetas).grid
+                grid = self.region.run(base, thetas).output
             except DoesNotRun:
                 return None
             if grid.ndim != self.k + 2 or grid.shape[-1] != self.k or (grid.shape[0] != count and count != 1):
@@ -249,7 +249,7 @@ class Identifier:
             found = self._fit_map(assign, ac)
             return None if found is None else found.coefficients()
         try:
-            grid = self.region.run(assign, None).grid
+            grid = self.region.run(assign, None).output
         except DoesNotRun:
             return None
         theta = fit_items(grid, ac, self.tol) if grid.ndim == self.k + 2 and grid.shape[-1] == self.k else None

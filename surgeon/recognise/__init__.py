@@ -29,6 +29,7 @@ from .key import fingerprint, region_key
 from .leaves import AT_LEAST_ONE, declared_lie, leaves, symbolic_key
 from .prove import TABLE, Proof, evaluate_region, prove
 from .recogniser import Recognised, Recogniser
+from .runner import RegionRunner, Run, probe_failure
 from .region import DoesNotRun, Probe, Region, cut, probes, reads_only_shapes
 from .scaling import DimScaling, measure
 from .small_dims import combinations, prove_beyond_one
@@ -43,4 +44,5 @@ __all__ = ["BRANCH", "prove", "Proof", "Abstract", "NotProved", "TABLE", "KNOWN"
            "OutputDim", "Fixed", "DimOf", "ElemOf", "Piece", "Failure", "partitions", "search", "size_hints", "split",
            "DimScaling", "measure", "combinations", "prove_beyond_one",
            "leaves", "symbolic_key", "declared_lie", "AT_LEAST_ONE", "runs", "tie_co_valued",
-           "pinned_elsewhere", "SizeWriter", "fixed_elements", "AffineMap", "fit_map", "precision", "scaled"]
+           "pinned_elsewhere", "SizeWriter", "fixed_elements", "AffineMap", "fit_map", "precision", "scaled",
+           "RegionRunner", "Run", "probe_failure"]
