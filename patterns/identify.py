@@ -24,17 +24,16 @@ import numpy as np
 from onnx import TensorProto, helper
 
 from surgeon import MatchContext, Refusal, SurgeonError
-from surgeon.recognise import (BRANCH, AffineMap, fit_map, precision, DimPlan, DoesNotRun, Failure, NotProved, Region, Symbols, evaluate_region,
+from surgeon.recognise import (BRANCH, AffineMap, Outcome, Setting, Static, conclude, fit_map, precision, DimPlan, DoesNotRun, Failure, NotProved, Region, Symbols, evaluate_region,
                                measure, partitions, prove_beyond_one, search, size_hints, split)
 
 from .analytic import fit_items
-from .conclude import conclude
 from .cut import theta_layout
 from .prove import GridProof, prove_grid, unread
 from .region import GridRunner
 from .sources import FixedSource, MapSource, PlainSource
 from .thetas import KIND_COUNT
-from .verdict import Outcome, Verdict, stale_grid_type
+from .verdict import Verdict, stale_grid_type
 from .verify import GRID_TOLERANCES, TOLERANCES, Agreement, compare
 
 MAP_SALT = 101  # probe thetas that fit a map are not the ones that then check it
@@ -65,7 +64,6 @@ class Identifier:
         self.source = PlainSource(self.layout, cut.fixed) if self.layout else None
         self.dims = DimPlan(symbols, [[c] for c in range(len(symbols.classes))])
         self.proof: GridProof | None = None  # proved once, at the first dims the region runs at
-        self.grid_dtype: np.dtype | None = None  # the grid's type as the region computes it
 
     # -- one check -----------------------------------------------------------------------------
 
@@ -105,8 +103,7 @@ class Identifier:
             if agreement is not None and result != agreement:
                 return Failure("the grid's size-1 convention changes between probe thetas", ran=True)
             agreement, acs = result, (result.align_corners,)
-        self.grid_dtype = grid.dtype
-        return Outcome(grid.shape, agreement, run.sizes, assign, grid.dtype)
+        return Outcome(grid.shape, agreement.align_corners, agreement.size_one, run.sizes, assign, grid.dtype)
 
     # -- the first dims that run: prove there, then identify -------------------------------------
 
@@ -311,7 +308,7 @@ class Identifier:
             ran = [f for f in failures if f.ran]
             return Refusal((ran or failures)[0].reason)
         base, outcome = found
-        ac = outcome.agreement.align_corners
+        ac = outcome.setting
         if any(len(g) > 1 for g in self.dims.groups):
             check = lambda trial: self.check(trial, (ac,), salt=5)  # noqa: E731
             base = split(self.ctx, self.dims, base, check, "the grid is affine")
@@ -321,14 +318,29 @@ class Identifier:
             if not isinstance(outcome, Outcome):
                 return Refusal(outcome.reason)
         self.follow_dims(base, ac)
-        verdict = conclude(self, base, outcome, ac)
-        if isinstance(verdict, Verdict):
-            failed = self.all_varied(base, ac)
-            if failed is not None:
-                return Refusal(f"the grid's coefficients follow the dims, but not as one power of each: {failed.reason}")
-            verdict.theta_scaling = self.source.scaling
+        verdict = Verdict(k=self.k, homogeneous=bool(self.layout and self.layout.homogeneous), align_corners=ac,
+                          precision=self.precision, grid_dtype=outcome.dtype, size_one=dict(outcome.size_one),
+                          theta_map=self.source.theta_map if isinstance(self.source, MapSource) else None,
+                          theta_value=self.source.theta if self.mode == "fixed" else None,
+                          reads=self.proof.reads if self.proof else 0)
+        setting = Setting(self.ctx, self.symbols, self.dims, proof=self.proof, noun="grid",
+                          check=lambda a, salt, nan_free=False: self.check(a, (ac,), salt=salt, nan_free=nan_free),
+                          variable=None if self.mode == "fixed" else self.cut.variable,
+                          varied_noun="theta's transformation in the grid" if self.mode == "map" else "the grid",
+                          nan_note="the original's grid is NaN (0/0 in its coordinates), which engines sample as they "
+                                   "happen to; the rewrite samples at affine_grid's coordinates there",
+                          not_finite="the original's grid is not finite and its finite coordinates are not "
+                                     "affine_grid(theta)")
+        refusal = conclude(setting, base, outcome, verdict)
+        if refusal:
+            return refusal
+        if self.mode == "fixed":
+            verdict.variable_batch = Static(self.source.theta.shape[0])
+        failed = self.all_varied(base, ac)
+        if failed is not None:
+            return Refusal(f"the grid's coefficients follow the dims, but not as one power of each: {failed.reason}")
+        verdict.theta_scaling = self.source.scaling
         return verdict
-
 
 def _collapsed(theta: np.ndarray, tol) -> np.ndarray:
     """One theta for every item when all items fit the same one."""

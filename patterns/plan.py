@@ -258,8 +258,8 @@ def _broadcast(verdict: Verdict, batch: Piece) -> Piece | None | str:  # batch: 
         if n == 1:
             return None if batch == Fixed(1) else batch
         return None if verdict.batch == Static(n) else "the fitted theta differs per item of a dynamic batch"
-    if verdict.theta_batch == verdict.batch and not verdict.broadcast_theta:
+    if verdict.variable_batch == verdict.batch and not verdict.broadcast_variable:
         return None
-    if verdict.theta_batch == Static(1) or verdict.broadcast_theta:
+    if verdict.variable_batch == Static(1) or verdict.broadcast_variable:
         return batch
     return "theta's batch neither matches the grid's nor broadcasts from 1"

@@ -23,6 +23,7 @@ from ..graph.node import shape_range
 from .bounds import BRANCH
 from .elements import (AFFINE, BRANCHED, DIMS, KNOWN, NAMES, OTHER, Abstract, NotProved, branch_of, dims, known,
                        mark_branch, variable)
+from .conclude import DimsVerdict, Outcome, Setting, conclude
 from .exact import fixed_elements
 from .fit import AffineMap, fit_map, precision, scaled
 from .key import fingerprint, region_key
@@ -45,4 +46,4 @@ __all__ = ["BRANCH", "prove", "Proof", "Abstract", "NotProved", "TABLE", "KNOWN"
            "DimScaling", "measure", "combinations", "prove_beyond_one",
            "leaves", "symbolic_key", "declared_lie", "AT_LEAST_ONE", "runs", "tie_co_valued",
            "pinned_elsewhere", "SizeWriter", "fixed_elements", "AffineMap", "fit_map", "precision", "scaled",
-           "RegionRunner", "Run", "probe_failure"]
+           "RegionRunner", "Run", "probe_failure", "DimsVerdict", "Outcome", "Setting", "conclude"]
