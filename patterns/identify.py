@@ -23,13 +23,13 @@ import math
 import numpy as np
 from onnx import TensorProto, helper
 
-from surgeon import MatchContext, Refusal, SurgeonError
-from surgeon.recognise import (BRANCH, AffineMap, Outcome, Setting, Static, conclude, fit_map, precision, DimPlan, DoesNotRun, Failure, NotProved, Region, Symbols, evaluate_region,
-                               measure, partitions, prove_beyond_one, search, size_hints, split)
+from surgeon import MatchContext, Refusal
+from surgeon.recognise import (AffineMap, DoesNotRun, Failure, Identification, NotProved, Outcome, Region, Setting,
+                               Static, Symbols, conclude, fit_map, precision)
 
 from .analytic import fit_items
 from .cut import theta_layout
-from .prove import GridProof, prove_grid, unread
+from .prove import prove_grid, unread
 from .region import GridRunner
 from .sources import FixedSource, MapSource, PlainSource
 from .thetas import KIND_COUNT
@@ -41,16 +41,17 @@ MAP_SALT = 101  # probe thetas that fit a map are not the ones that then check i
 # fit within 0.85 of a float32 step (188 fits over the corpus, shipped samples and tests); an
 # int32 fixed point at 2^-20 (up to 8 steps off) moves outputs by 8e-5 and is no affine grid.
 FIXED_ULPS = 4
-SHARED_SESSION_ELEMENTS = 1 << 16  # regions this small probe with the proof's session (every value out)
 MODES = ("plain", "fixed", "map")  # theta as fed; no theta (a fitted one); an affine map of theta
 
 
-class Identifier:
-    """The state of one identification, all of it here: the region and how it is fed
-    (``source``), the dims plan, the proof, the precision it is judged at."""
+class Identifier(Identification):
+    """One grid's identification (the engine's ``Identification``): how the region is fed
+    (``source``), the align_corners settings still possible, the precision it is judged at."""
+
+    noun, anchor_noun, holds = "grid", "image", "the grid is affine"
 
     def __init__(self, ctx: MatchContext, cut: Region, symbols: Symbols, prefer_ac: int, mode: str = "plain"):
-        self.ctx, self.cut, self.symbols, self.mode = ctx, cut, symbols, mode
+        self.mode = mode
         self.acs = (prefer_ac, 1 - prefer_ac)  # align_corners settings still possible
         grid_elem = ctx.dtype(cut.output)
         theta_elem = ctx.dtype(cut.variable) if cut.variable else None
@@ -58,12 +59,10 @@ class Identifier:
         self.tol = TOLERANCES[self.precision]  # fits of theta and maps
         self.grid_tol = GRID_TOLERANCES[self.precision]  # a grid against affine_grid (rounding)
         elem = theta_elem or grid_elem or TensorProto.FLOAT
-        self.region = GridRunner(ctx, cut, symbols, helper.tensor_dtype_to_np_dtype(elem))
+        super().__init__(ctx, cut, symbols, GridRunner(ctx, cut, symbols, helper.tensor_dtype_to_np_dtype(elem)))
         self.layout = theta_layout(symbols.owners[cut.variable]) if cut.variable and mode != "fixed" else None
         self.k = self.layout.k if self.layout else None
         self.source = PlainSource(self.layout, cut.fixed) if self.layout else None
-        self.dims = DimPlan(symbols, [[c] for c in range(len(symbols.classes))])
-        self.proof: GridProof | None = None  # proved once, at the first dims the region runs at
 
     # -- one check -----------------------------------------------------------------------------
 
@@ -79,7 +78,7 @@ class Identifier:
             start = (3 * salt + r * count) % KIND_COUNT  # which spanning kinds this run gets
             thetas, labels = self.source.thetas(count, start, salt) if self.source.fed else (None, None)
             try:
-                run = self.region.run(assign, thetas)
+                run = self.runner.run(assign, thetas)
             except DoesNotRun as exc:
                 return Failure(f"the region does not run on probe dims: {exc}", ran=False)
             grid = run.output
@@ -107,61 +106,27 @@ class Identifier:
 
     # -- the first dims that run: prove there, then identify -------------------------------------
 
-    def prove_once(self, base: dict) -> Failure | None:
-        """Prove the region at the first dims it runs at (and where the sampler would take its
-        grid); a refusal ends the identification (``NotProved``: no other dims or strategy can
-        change it)."""
-        if self.proof is not None:
-            return None
-        fed = self.mode != "fixed" and self.source is not None and self.source.fed
-        thetas = self.source.thetas(self.theta_count(base), 0, 0)[0] if fed else None
-        try:
-            feeds, _ = self.region.inputs(base, thetas)
-            values = evaluate_region(self.ctx, self.cut.nodes, feeds)  # one run: the grid and all it takes
-        except (DoesNotRun, SurgeonError) as exc:
-            return Failure(f"the region does not run on probe dims: {exc}", ran=False)
-        grid = np.asarray(values[self.cut.output] if self.cut.output in values else self.ctx.constant(self.cut.output))
-        if sum(np.size(v) for v in values.values()) <= SHARED_SESSION_ELEMENTS:
-            self.region.share_session_with_proof(feeds, values)
-        image_batch = self.symbols.concrete(self.symbols.anchor, base)[0]
-        if grid.ndim and grid.shape[0] != image_batch:  # the sampler would refuse these dims: not the model's
-            return Failure(f"the grid's batch {grid.shape[0]} is not the image's ({image_batch}) at these dims",
-                           ran=False, batch=grid.shape[0])
-        try:
-            proof = prove_grid(self.ctx, self.cut, self.symbols, feeds, not fed, self.dims.group_of, values)
-        except DoesNotRun as exc:
-            return Failure(f"the region does not run on probe dims: {exc}", ran=False)
-        if isinstance(proof, Refusal) and BRANCH in proof.reason:  # settled but at size 1?
-            proof = prove_beyond_one(self.dims, base, proof, self.prove_at)
-        if isinstance(proof, Refusal):
-            raise NotProved(proof.reason)
-        if fed and self.mode == "plain":
+    def _fed(self) -> bool:
+        return self.mode != "fixed" and self.source is not None and self.source.fed
+
+    def fed(self, assign: dict) -> np.ndarray | None:
+        return self.source.thetas(self.theta_count(assign), 0, 0)[0] if self._fed() else None
+
+    def prove(self, feeds: dict, values: dict, bounds=None):
+        extra = {} if bounds is None else {"bounds": bounds}
+        return prove_grid(self.ctx, self.cut, self.symbols, feeds, not self._fed(), self.dims.group_of, values, **extra)
+
+    def proved(self, proof) -> None:
+        if self._fed() and self.mode == "plain":
             missing = unread(proof.reads, self.layout.rows, self.layout.cols, self.layout.k)
             if missing:
                 raise NotProved(f"the grid never reads theta element{'s' if len(missing) > 1 else ''} "
-                              f"{', '.join(map(str, missing))}, which the op reads: a non-finite value there would "
-                              "reach the rewrite's output only")
-        self.proof = proof
-        return None
+                                f"{', '.join(map(str, missing))}, which the op reads: a non-finite value there would "
+                                "reach the rewrite's output only")
 
-    def prove_at(self, assign: dict, bounds) -> GridProof | Refusal | None:
-        """The proof at these dims with each group's dims in ``bounds(group)``; None where the
-        region does not run."""
-        fed = self.mode != "fixed" and self.source is not None and self.source.fed
-        thetas = self.source.thetas(self.theta_count(assign), 0, 0)[0] if fed else None
-        try:
-            feeds, _ = self.region.inputs(assign, thetas)
-            values = evaluate_region(self.ctx, self.cut.nodes, feeds)
-            return prove_grid(self.ctx, self.cut, self.symbols, feeds, not fed, self.dims.group_of, values, bounds)
-        except (SurgeonError, DoesNotRun):
-            return None
-
-    def start(self, base: dict) -> Outcome | Failure:
-        """At these dims: the proof, then the first identification (a map or a fitted theta when
-        the mode asks), checked on every spanning probe theta."""
-        unproved = self.prove_once(base)
-        if unproved is not None:
-            return unproved
+    def first(self, base: dict) -> Outcome | Failure:
+        """After the proof: the first identification (a map or a fitted theta when the mode
+        asks), checked on every spanning probe theta."""
         if self.mode == "fixed":
             fitted = self._fit_fixed(base)
             if isinstance(fitted, Failure):
@@ -179,7 +144,7 @@ class Identifier:
     def _fit_fixed(self, base: dict) -> Failure | None:
         """A grid with no theta: fit one theta per item (exactly, or the grid is not affine)."""
         try:
-            grid = self.region.run(base, None).output
+            grid = self.runner.run(base, None).output
         except DoesNotRun as exc:
             return Failure(f"the grid cannot be computed on probe dims: {exc}", ran=False)
         k = grid.shape[-1] if grid.ndim in (4, 5) else 0
@@ -219,7 +184,7 @@ class Identifier:
         for r in range(math.ceil(needed / max(count, 1))):
             thetas, _ = self.source.thetas(count, r * count, MAP_SALT + r)
             try:
-                grid = self.region.run(base, thetas).output
+                grid = self.runner.run(base, thetas).output
             except DoesNotRun:
                 return None
             if grid.ndim != self.k + 2 or grid.shape[-1] != self.k or (grid.shape[0] != count and count != 1):
@@ -246,7 +211,7 @@ class Identifier:
             found = self._fit_map(assign, ac)
             return None if found is None else found.coefficients()
         try:
-            grid = self.region.run(assign, None).output
+            grid = self.runner.run(assign, None).output
         except DoesNotRun:
             return None
         theta = fit_items(grid, ac, self.tol) if grid.ndim == self.k + 2 and grid.shape[-1] == self.k else None
@@ -255,69 +220,14 @@ class Identifier:
         theta = _collapsed(theta, self.tol)
         return theta.reshape(-1) if theta.shape == self.source.theta.shape else None
 
-    def follow_dims(self, base: dict, ac: int) -> None:
-        """Let the fitted theta (or map) follow the dims where its coefficients do."""
-        if self.mode == "plain" or self.source.scaling is not None:
-            return
-        found = measure(lambda assign: self._coefficients_at(assign, ac), self.dims, base, self.tol[1])
-        if found is None:
-            return
-        if self.mode == "map":
-            self.source = MapSource(self.layout, self.source.theta_map, found, self.cut.fixed)
-        else:
-            self.source = FixedSource(self.source.theta, found)
-
-    def all_varied(self, base: dict, ac: int) -> Failure | None:
-        """With coefficients following the dims: every group varied at once (each was varied
-        alone before), so a sum of powers is not taken for their product."""
-        if self.mode == "plain" or self.source.scaling is None:
-            return None
-        assign = dict(base)
-        used = set(base.values())
-        for g in range(len(self.dims.groups)):
-            if set(self.dims.groups[g]) & self.dims.batch_like:
-                continue
-            value = self.dims.fresh(g, used | {self.dims.far(base)})
-            used.add(value)
-            assign = self.dims.with_value(assign, g, value)
-        result = self.check(assign, (ac,), salt=7)
-        return result if isinstance(result, Failure) else None
-
-    # -- the whole identification ----------------------------------------------------------------
-
-    def identify(self) -> Verdict | Refusal:
-        try:
-            return self._identify()
-        except NotProved as exc:
-            return Refusal(str(exc))
-
-    def _identify(self) -> Verdict | Refusal:
-        failures, found = [], None
-        for plan in partitions(self.symbols):  # every partition gets its turn
-            self.dims = plan
-            base = plan.base()
-            result = self.start(base)
-            if isinstance(result, Outcome):
-                found = base, result
-                break
-            failures.append(result)
-        if found is None and not any(f.ran for f in failures):
-            hints = size_hints(self.ctx, self.cut.constants, self.cut.nodes, self.cut.output)
-            found = search(self.dims, self.dims.base(), self.start, hints)
-        if found is None:
-            ran = [f for f in failures if f.ran]
-            return Refusal((ran or failures)[0].reason)
-        base, outcome = found
+    def concluded(self, base: dict, outcome: Outcome) -> Verdict | Refusal:
         ac = outcome.setting
-        if any(len(g) > 1 for g in self.dims.groups):
-            check = lambda trial: self.check(trial, (ac,), salt=5)  # noqa: E731
-            base = split(self.ctx, self.dims, base, check, "the grid is affine")
-            if isinstance(base, Refusal):
-                return base
-            outcome = self.check(base, (ac,), salt=0)
-            if not isinstance(outcome, Outcome):
-                return Refusal(outcome.reason)
-        self.follow_dims(base, ac)
+        if self.mode != "plain" and self.source.scaling is None:  # the fitted theta or map may follow the dims
+            found = self.follow_dims(base, lambda assign: self._coefficients_at(assign, ac), self.tol[1])
+            if found is not None and self.mode == "map":
+                self.source = MapSource(self.layout, self.source.theta_map, found, self.cut.fixed)
+            elif found is not None:
+                self.source = FixedSource(self.source.theta, found)
         verdict = Verdict(k=self.k, homogeneous=bool(self.layout and self.layout.homogeneous), align_corners=ac,
                           precision=self.precision, grid_dtype=outcome.dtype, size_one=dict(outcome.size_one),
                           theta_map=self.source.theta_map if isinstance(self.source, MapSource) else None,
@@ -336,11 +246,12 @@ class Identifier:
             return refusal
         if self.mode == "fixed":
             verdict.variable_batch = Static(self.source.theta.shape[0])
-        failed = self.all_varied(base, ac)
+        failed = self.all_varied(base, ac) if self.mode != "plain" and self.source.scaling is not None else None
         if failed is not None:
             return Refusal(f"the grid's coefficients follow the dims, but not as one power of each: {failed.reason}")
         verdict.theta_scaling = self.source.scaling
         return verdict
+
 
 def _collapsed(theta: np.ndarray, tol) -> np.ndarray:
     """One theta for every item when all items fit the same one."""

@@ -25,6 +25,7 @@ from .elements import (AFFINE, BRANCHED, DIMS, KNOWN, NAMES, OTHER, Abstract, No
                        mark_branch, variable)
 from .conclude import DimsVerdict, Outcome, Setting, conclude
 from .exact import fixed_elements
+from .identification import Identification
 from .fit import AffineMap, fit_map, precision, scaled
 from .key import fingerprint, region_key
 from .leaves import AT_LEAST_ONE, declared_lie, leaves, symbolic_key
@@ -46,4 +47,5 @@ __all__ = ["BRANCH", "prove", "Proof", "Abstract", "NotProved", "TABLE", "KNOWN"
            "DimScaling", "measure", "combinations", "prove_beyond_one",
            "leaves", "symbolic_key", "declared_lie", "AT_LEAST_ONE", "runs", "tie_co_valued",
            "pinned_elsewhere", "SizeWriter", "fixed_elements", "AffineMap", "fit_map", "precision", "scaled",
-           "RegionRunner", "Run", "probe_failure", "DimsVerdict", "Outcome", "Setting", "conclude"]
+           "RegionRunner", "Run", "probe_failure", "DimsVerdict", "Outcome", "Setting", "conclude",
+           "Identification"]
