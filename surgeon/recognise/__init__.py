@@ -26,6 +26,7 @@ from .elements import (AFFINE, BRANCHED, DIMS, KNOWN, NAMES, OTHER, Abstract, No
 from .conclude import DimsVerdict, Outcome, Setting, conclude
 from .exact import fixed_elements
 from .identification import Identification
+from .strategies import Cuts, Verdicts, region_symbols, strategies
 from .fit import AffineMap, fit_map, precision, scaled
 from .key import fingerprint, region_key
 from .leaves import AT_LEAST_ONE, declared_lie, leaves, symbolic_key
@@ -48,4 +49,4 @@ __all__ = ["BRANCH", "prove", "Proof", "Abstract", "NotProved", "TABLE", "KNOWN"
            "leaves", "symbolic_key", "declared_lie", "AT_LEAST_ONE", "runs", "tie_co_valued",
            "pinned_elsewhere", "SizeWriter", "fixed_elements", "AffineMap", "fit_map", "precision", "scaled",
            "RegionRunner", "Run", "probe_failure", "DimsVerdict", "Outcome", "Setting", "conclude",
-           "Identification"]
+           "Identification", "Cuts", "Verdicts", "region_symbols", "strategies"]
