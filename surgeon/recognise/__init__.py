@@ -25,6 +25,7 @@ from .elements import (AFFINE, BRANCHED, DIMS, KNOWN, NAMES, OTHER, Abstract, No
                        mark_branch, variable)
 from .conclude import DimsVerdict, Outcome, Setting, conclude
 from .exact import fixed_elements
+from .cutting import Words, cut_back
 from .identification import Identification
 from .strategies import Cuts, Verdicts, region_symbols, strategies
 from .fit import AffineMap, fit_map, precision, scaled
@@ -49,4 +50,4 @@ __all__ = ["BRANCH", "prove", "Proof", "Abstract", "NotProved", "TABLE", "KNOWN"
            "leaves", "symbolic_key", "declared_lie", "AT_LEAST_ONE", "runs", "tie_co_valued",
            "pinned_elsewhere", "SizeWriter", "fixed_elements", "AffineMap", "fit_map", "precision", "scaled",
            "RegionRunner", "Run", "probe_failure", "DimsVerdict", "Outcome", "Setting", "conclude",
-           "Identification", "Cuts", "Verdicts", "region_symbols", "strategies"]
+           "Identification", "Cuts", "Verdicts", "region_symbols", "strategies", "Words", "cut_back"]
