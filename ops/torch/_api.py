@@ -34,6 +34,9 @@ def fused_grid_sample(x, theta, size=None, mode="bilinear", padding_mode="zeros"
     or just the spatial output size; None means x's own spatial size.  bicubic is 2-D only.
     Differentiable in x and theta.
     """
+    spatial = _ops.plain_call(x, theta, size, mode, padding_mode, align_corners)
+    if spatial is not None:  # valid at a glance, nothing to record: the kernel without the dispatch
+        return _ops.fused_cpu(x, theta, spatial, mode, padding_mode, align_corners)
     align_corners = _checks.options(_FUSED, mode, padding_mode, align_corners)
     nsp = _checks.sample(_FUSED, x, theta, mode)
     spatial, _ = _checks.spatial(_FUSED, x.shape if size is None else size, nsp, theta.shape[0])

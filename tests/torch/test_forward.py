@@ -124,3 +124,34 @@ def test_eager_calls_with_nothing_to_record_skip_the_operator_with_its_bits(monk
     batched = torch.vmap(lambda img: st.fused_grid_sample(img[None], t[:1])[0])(x)
     assert len(direct) == 18  # none of these three: the operator (vmap through its fallback)
     assert torch.equal(batched, st.fused_grid_sample(x, t[:1].expand(2, 2, 3)))
+
+
+def test_the_glance_at_plain_calls_accepts_only_what_the_checks_accept():
+    """_ops.plain_call (the eager fast path's one look at the arguments) gives the spatial size
+    the full checks give, and None for anything they might refuse or route elsewhere."""
+    import numpy as np
+
+    from surgeon_ops.torch import _checks, _ops
+
+    x, t = image((2, 3, 9, 11)), theta(2, 2)
+    for size in (None, [7, 13], (2, 3, 7, 13), torch.Size([2, 5, 7, 13])):
+        got = _ops.plain_call(x, t, size, "nearest", "border", True)
+        assert got == _checks.spatial("f", x.shape if size is None else size, 2, 2)[0]
+    x3, t3 = image((1, 2, 4, 5, 6)), theta(1, 3)
+    assert _ops.plain_call(x3, t3, None, "bilinear", "zeros", False) == [4, 5, 6]
+    refused = [
+        (x, t, [0, 13], "bilinear", "zeros", False), (x, t, [2, 0, 7, 13], "bilinear", "zeros", False),
+        (x, t, [3, 3, 7, 13], "bilinear", "zeros", False), (x, t, [7], "bilinear", "zeros", False),
+        (x, t, [np.int64(7), 13], "bilinear", "zeros", False), (x, t, None, "linear", "zeros", False),
+        (x, t, None, "bilinear", "wrap", False), (x, t, None, "bilinear", "zeros", 1),
+        (x, t, None, ["bilinear"], "zeros", False), (x, t[:1], None, "bilinear", "zeros", False),
+        (x, theta(2, 3), None, "bilinear", "zeros", False), (x3, t3, None, "bicubic", "zeros", False),
+        (x.double(), t.double(), None, "bilinear", "zeros", False), (x, t.half(), None, "bilinear", "zeros", False),
+        (image((2, 3, 0, 4)), t, None, "bilinear", "zeros", False), (x[0], t, None, "bilinear", "zeros", False),
+        (torch.nn.Parameter(x), t, None, "bilinear", "zeros", False),
+        (x, t.clone().requires_grad_(), None, "bilinear", "zeros", False),
+    ]
+    for args in refused:
+        assert _ops.plain_call(*args) is None, args
+    with torch.no_grad():  # nothing to record: the gradient no longer matters
+        assert _ops.plain_call(x, t.clone().requires_grad_(), None, "bilinear", "zeros", False) == [9, 11]
