@@ -1,39 +1,23 @@
 """Step 2, prove: is the grid, from the ops, affine in theta (or, with no theta, a function of
-the dims alone), and which theta elements does it read?
+the dims alone), and which theta elements does it read? The engine's proof
+(``surgeon.recognise.affine_proof``), with a rule for each grid op onnxruntime cannot run: each
+grid element is row ``i`` of its item's theta times shape-derived coordinates.
 
-The engine's abstract interpretation (``surgeon.recognise.prove``) walks the region from the cut to
-the grid at one set of dims the region runs at. Its leaves (``surgeon.recognise.leaves``) are what the graph says: theta is the
-variable; a ``Shape`` of a run-time tensor gives its declared static dims as constants and its
-dynamic dims as sizes of at least 1; a run-time integer tensor read as a size has no bounds and
-may only set sizes. The grid ops onnxruntime cannot run get a rule here: each grid element is
-row ``i`` of its item's theta times shape-derived coordinates.
-
-Decides, before any probe theta is compared: a ``GridProof`` (the theta elements read), or a
+Decides, before any probe theta is compared: an ``AffineProof`` (the theta elements read), or a
 ``Refusal`` naming the op on theta's path with no affine rule, the branch on sizes, the integer
 input used as data, or the value_info the evaluated region contradicts.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-from surgeon import Refusal, SurgeonError
-from surgeon.recognise import (AFFINE, AT_LEAST_ONE, BRANCH, BRANCHED, DIMS, KNOWN, OTHER, Abstract, DoesNotRun, NotProved,
-                               Region, branch_of, declared_lie, leaves, mark_branch, prove)
+from surgeon import Refusal
+from surgeon.recognise import (AFFINE, AT_LEAST_ONE, DIMS, KNOWN, Abstract, AffineProof, NotProved, Region, branch_of,
+                               mark_branch, prove_affine)
 
 from .cut import theta_layout
 from .grid_ops import CUSTOM_DOMAIN
-
-
-@dataclass
-class GridProof:
-    reads: int  # bitmask of theta's elements (one item, row-major) the grid is computed from
-    item: int  # elements in one theta item
-    narrowed: list[str]  # float casts that narrow on the way
-    extent_branched: bool = False  # the grid op's size came out of a branch: read it, never a dim
-    small_dims: bool = False  # proved over dims of at least 2 and each combination at 1 (surgeon.recognise.small_dims)
 
 
 def _grid_rule(theta_index: int, size_index: int | None):
@@ -84,46 +68,18 @@ for _domain in ("", "org.pytorch.aten", "com.microsoft"):
 
 
 def prove_grid(ctx, cut: Region, symbols, feeds: dict, fixed: bool, group_of, values: dict | None = None,
-               bounds=lambda group: AT_LEAST_ONE) -> GridProof | Refusal:
-    """The proof at one set of dims (``feeds``: the region's inputs there), or why there is none;
-    ``DoesNotRun`` when the region does not run there. ``group_of(cls)``: the group of dims a
-    class is tied into at these dims; ``values``: the region evaluated there, when at hand;
-    ``bounds(group)``: the (lo, hi) every dim of that group is proved over (at least 1)."""
+               bounds=lambda group: AT_LEAST_ONE) -> AffineProof | Refusal:
+    """The engine's proof (``surgeon.recognise.prove_affine``) with the grid ops' rules, at one set
+    of dims; ``fixed``: no theta is fed."""
     item = None
     if cut.variable is not None and not fixed:
         layout = theta_layout(symbols.owners[cut.variable])
         item = layout.rows * layout.cols
-    found = leaves(cut, symbols, feeds, group_of, bounds, item)
-    try:
-        proof = prove(ctx, cut.nodes, [cut.output], found, feeds, GRID_RULES, values)
-    except NotProved as exc:
-        return Refusal(str(exc))
-    except SurgeonError as exc:
-        raise DoesNotRun(str(exc)) from None
-    grid = proof.outputs[cut.output]
-    if (grid.kind == OTHER).any():
-        why = grid.why or "an op on its path has no affine rule"
-        if BRANCH in why:  # affine, but with coefficients a branch chooses
-            return Refusal(f"the grid depends on {why}")
-        return Refusal(f"the grid is not affine in {'theta' if not fixed else 'its inputs'}: {why}")
-    if branch_of([grid]):
-        return Refusal(f"the grid's values depend on {branch_of([grid])}")
-    kept = bool(grid.resized) and _extent_kept(cut)
-    if grid.resized and not kept:  # only the batch may: the sampler holds it to the image's
-        axes = grid.axes
-        if axes is None or axes[0] != BRANCHED or any(a == BRANCHED for a in axes[1:]):
-            return Refusal(f"the grid's size depends on {grid.resized}")
-    lie = declared_lie(ctx, cut.nodes, proof.values)
-    if lie:
-        return Refusal(lie)
-    return GridProof(grid.all_reads(), item or 0, proof.narrowed, extent_branched=kept)
-
-
-def _extent_kept(cut: Region) -> bool:
-    """The grid is a grid op's output whose extent is its size tensor: computed however it is (a
-    floor division, a branch), the rewrite reads that same tensor (every spatial dim Computed:
-    ``min(W, 64)`` is W at every probe, and past them it is not)."""
-    return any(k.size and k.node.outputs[0] == cut.output for k in cut.computed)
+    # The grid is a grid op's output whose extent is its size tensor: computed however it is (a
+    # floor division, a branch), the rewrite reads that same tensor (every spatial dim Computed:
+    # ``min(W, 64)`` is W at every probe, and past them it is not).
+    kept = any(k.size and k.node.outputs[0] == cut.output for k in cut.computed)
+    return prove_affine(ctx, cut, symbols, feeds, group_of, values, bounds, GRID_RULES, item, kept, "grid", "theta")
 
 
 def unread(reads: int, rows: int, cols: int, k: int) -> list[tuple[int, int]]:

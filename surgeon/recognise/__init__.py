@@ -20,6 +20,7 @@ May import: ``graph/``, ``rewrite/`` (the match context it serves), ``errors``.
 """
 
 from ..graph.node import shape_range
+from .affine_proof import AffineProof, prove_affine
 from .bounds import BRANCH
 from .elements import (AFFINE, BRANCHED, DIMS, KNOWN, NAMES, OTHER, Abstract, NotProved, branch_of, dims, known,
                        mark_branch, variable)
@@ -50,4 +51,4 @@ __all__ = ["BRANCH", "prove", "Proof", "Abstract", "NotProved", "TABLE", "KNOWN"
            "leaves", "symbolic_key", "declared_lie", "AT_LEAST_ONE", "runs", "tie_co_valued",
            "pinned_elsewhere", "SizeWriter", "fixed_elements", "AffineMap", "fit_map", "precision", "scaled",
            "RegionRunner", "Run", "probe_failure", "DimsVerdict", "Outcome", "Setting", "conclude",
-           "Identification", "Cuts", "Verdicts", "region_symbols", "strategies", "Words", "cut_back"]
+           "Identification", "Cuts", "Verdicts", "region_symbols", "strategies", "Words", "cut_back", "AffineProof", "prove_affine"]
