@@ -24,15 +24,14 @@ import numpy as np
 from onnx import TensorProto, helper
 
 from surgeon import MatchContext, Refusal
-from surgeon.recognise import (AffineMap, DoesNotRun, Failure, Identification, NotProved, Outcome, Region, Setting,
-                               Static, Symbols, conclude, fit_map, precision)
+from surgeon.recognise import (AffineMap, DoesNotRun, Failure, Fed, Fitted, Identification, Mapped, NotProved, Outcome,
+                               Region, Setting, Static, Symbols, conclude, map_from_probes, precision)
 
 from .analytic import fit_items
 from .cut import theta_layout
 from .prove import prove_grid, unread
 from .region import GridRunner
-from .sources import FixedSource, MapSource, PlainSource
-from .thetas import KIND_COUNT
+from .thetas import KIND_COUNT, probe_thetas
 from .verdict import Verdict, stale_grid_type
 from .verify import GRID_TOLERANCES, TOLERANCES, Agreement, compare
 
@@ -62,7 +61,19 @@ class Identifier(Identification):
         super().__init__(ctx, cut, symbols, GridRunner(ctx, cut, symbols, helper.tensor_dtype_to_np_dtype(elem)))
         self.layout = theta_layout(symbols.owners[cut.variable]) if cut.variable and mode != "fixed" else None
         self.k = self.layout.k if self.layout else None
-        self.source = PlainSource(self.layout, cut.fixed) if self.layout else None
+        self.source = Fed(self._probe, self._rows) if self.layout else None
+
+    def _probe(self, count: int, start: int, salt: int):
+        layout = self.layout
+        return probe_thetas(count, layout.rows, layout.cols, layout.k, start, salt, self.cut.fixed)
+
+    def _rows(self, thetas: np.ndarray) -> np.ndarray:
+        """The affine rows a fed theta holds (a homogeneous matrix's last row is not one)."""
+        layout = self.layout
+        return thetas.reshape(thetas.shape[0], layout.rows, layout.cols)[:, :layout.k, :]
+
+    def _mapped(self, theta_map: AffineMap, scaling=None) -> Mapped:
+        return Mapped(self._probe, (self.k, self.k + 1), theta_map, scaling)
 
     # -- one check -----------------------------------------------------------------------------
 
@@ -162,7 +173,7 @@ class Identifier(Identification):
             theta = fit_items(grid, ac, self.tol)
             if theta is None:
                 continue
-            self.source = FixedSource(_collapsed(theta, self.tol))
+            self.source = Fitted(_collapsed(theta, self.tol))
             self.acs = (ac,)
             return None
         return Failure("the grid reads no theta and is not affine_grid(theta) for any theta", ran=True)
@@ -173,7 +184,7 @@ class Identifier(Identification):
         for ac in self.acs:
             found = self._fit_map(base, ac)
             if found is not None:
-                self.source, self.acs = MapSource(self.layout, found, fixed=self.cut.fixed), (ac,)
+                self.source, self.acs = self._mapped(found), (ac,)
                 return True
         return False
 
@@ -190,18 +201,7 @@ class Identifier(Identification):
             if grid.ndim != self.k + 2 or grid.shape[-1] != self.k or (grid.shape[0] != count and count != 1):
                 return None
             runs.append((grid, thetas))
-        sources, targets = [], []
-        for grid, thetas in runs:
-            fitted = fit_items(grid, ac, self.tol)
-            if fitted is None:
-                return None
-            if grid.shape[0] != thetas.shape[0]:  # one theta broadcast: every item the same
-                if not np.allclose(fitted, fitted[:1], atol=self.tol[0] * 10):
-                    return None
-                fitted = fitted[:1]
-            sources += list(thetas.reshape(thetas.shape[0], -1))
-            targets += list(fitted.reshape(fitted.shape[0], -1))
-        return fit_map(np.array(sources), np.array(targets), self.tol)
+        return map_from_probes(runs, lambda grid: fit_items(grid, ac, self.tol), self.tol)
 
     # -- coefficients that follow the dims (surgeon.recognise.scaling)----------------------------------------
 
@@ -225,12 +225,12 @@ class Identifier(Identification):
         if self.mode != "plain" and self.source.scaling is None:  # the fitted theta or map may follow the dims
             found = self.follow_dims(base, lambda assign: self._coefficients_at(assign, ac), self.tol[1])
             if found is not None and self.mode == "map":
-                self.source = MapSource(self.layout, self.source.theta_map, found, self.cut.fixed)
+                self.source = self._mapped(self.source.theta_map, found)
             elif found is not None:
-                self.source = FixedSource(self.source.theta, found)
+                self.source = Fitted(self.source.theta, found)
         verdict = Verdict(k=self.k, homogeneous=bool(self.layout and self.layout.homogeneous), align_corners=ac,
                           precision=self.precision, grid_dtype=outcome.dtype, size_one=dict(outcome.size_one),
-                          theta_map=self.source.theta_map if isinstance(self.source, MapSource) else None,
+                          theta_map=self.source.theta_map if isinstance(self.source, Mapped) else None,
                           theta_value=self.source.theta if self.mode == "fixed" else None,
                           reads=self.proof.reads if self.proof else 0)
         setting = Setting(self.ctx, self.symbols, self.dims, proof=self.proof, noun="grid",

@@ -28,6 +28,7 @@ from .conclude import DimsVerdict, Outcome, Setting, conclude
 from .exact import fixed_elements
 from .cutting import Words, cut_back
 from .identification import Identification
+from .sources import Fed, Fitted, Mapped, map_from_probes
 from .strategies import Cuts, Verdicts, region_symbols, strategies
 from .fit import AffineMap, fit_map, precision, scaled
 from .key import fingerprint, region_key
@@ -51,4 +52,5 @@ __all__ = ["BRANCH", "prove", "Proof", "Abstract", "NotProved", "TABLE", "KNOWN"
            "leaves", "symbolic_key", "declared_lie", "AT_LEAST_ONE", "runs", "tie_co_valued",
            "pinned_elsewhere", "SizeWriter", "fixed_elements", "AffineMap", "fit_map", "precision", "scaled",
            "RegionRunner", "Run", "probe_failure", "DimsVerdict", "Outcome", "Setting", "conclude",
-           "Identification", "Cuts", "Verdicts", "region_symbols", "strategies", "Words", "cut_back", "AffineProof", "prove_affine"]
+           "Identification", "Cuts", "Verdicts", "region_symbols", "strategies", "Words", "cut_back", "AffineProof", "prove_affine",
+           "Fed", "Fitted", "Mapped", "map_from_probes"]
