@@ -120,30 +120,11 @@ class Writer(SizeWriter):
 
     def _mapped(self, theta: str, elem: int, batch) -> str:
         """theta' = Reshape(Reshape(theta, [-1, p]) @ W + b, [-1, k, k+1])."""
-        p, dtype = self.plan, helper.tensor_dtype_to_np_dtype(elem)
-        layout, q = p.layout, p.k * (p.k + 1)
+        p, layout = self.plan, self.plan.layout
         flat = self.node("Reshape", [theta, self.const([-1, layout.rows * layout.cols], "theta_flat")],
                           "theta_flat", elem, [batch, layout.rows * layout.cols])
-        weight, bias = p.theta_map.weight, p.theta_map.bias
-        rows = np.arange(weight.shape[0]) if p.read_columns is None else np.array(p.read_columns)
-        if p.read_columns is not None:  # only what the original reads: 0 * inf elsewhere would be NaN
-            flat = self.node("Gather", [flat, self.const(p.read_columns, "theta_read")], "theta_read", elem,
-                              [batch, len(p.read_columns)], axis=1)
-        if p.theta_scaling is not None:  # coefficients that follow the dims, computed at run time
-            size = weight.size
-            select = (rows[:, None] * q + np.arange(q)[None, :]).reshape(-1)
-            scaled = self.scaled(p.theta_scaling, p.scaling_pieces, elem, select, "theta_map_weight")
-            weight = self.node("Reshape", [scaled, self.const([len(rows), q], "theta_map_shape")],
-                                "theta_map_weight", elem, [len(rows), q])
-            bias = self.scaled(p.theta_scaling, p.scaling_pieces, elem, size + np.arange(q), "theta_map_bias")
-            out = self.node("MatMul", [flat, weight], "theta_mapped", elem, [batch, q])
-            out = self.node("Add", [out, bias], "theta_mapped", elem, [batch, q])
-        else:
-            weight = self.ctx.add_constant(weight[rows].astype(dtype), "theta_map_weight")
-            out = self.node("MatMul", [flat, weight], "theta_mapped", elem, [batch, q])
-            if np.any(bias):
-                bias = self.ctx.add_constant(bias.astype(dtype), "theta_map_bias")
-                out = self.node("Add", [out, bias], "theta_mapped", elem, [batch, q])
+        out = self.affine_map(flat, elem, batch, p.theta_map, p.read_columns, p.theta_scaling, p.scaling_pieces,
+                              "theta_mapped")
         return self.node("Reshape", [out, self.const([-1, p.k, p.k + 1], "theta_matrix")], "theta_matrix",
                           elem, [batch, p.k, p.k + 1])
 

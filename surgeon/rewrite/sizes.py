@@ -1,7 +1,7 @@
 """Writing what a rewrite reads off the model's own dims at run time: size tensors from pieces
 (static values, dims of a value's shape, elements of a size given as data) and coefficients that
-follow the dims as powers of d and d - 1 (``surgeon.recognise.scaling``), every new value's
-type and dims declared."""
+follow the dims as powers of d and d - 1 (``surgeon.recognise.scaling``), affine maps whose
+coefficients may follow them, every new value's type and dims declared."""
 
 from __future__ import annotations
 
@@ -145,3 +145,28 @@ class SizeWriter:
                 else:
                     value = self.node("Div", [value, factor], f"{hint}_monomial", elem, [1])
         return value
+
+    def affine_map(self, flat: str, elem: int, batch, theta_map, read: list[int] | None = None, scaling=None,
+                   pieces: list = (), hint: str = "mapped") -> str:
+        """``flat`` [batch, p] through ``theta_map`` (an ``AffineMap``): x @ weight + bias, [batch, q].
+        ``read``: the only elements of x the map may read (0 * inf elsewhere would be NaN); with
+        ``scaling``, weight and bias follow the dims (``scaled``: weight row-major, then bias)."""
+        weight, bias = theta_map.weight, theta_map.bias
+        q = weight.shape[1]
+        rows = np.arange(weight.shape[0]) if read is None else np.array(read)
+        if read is not None:
+            flat = self.node("Gather", [flat, self.const(read, f"{hint}_read")], f"{hint}_read", elem,
+                             [batch, len(read)], axis=1)
+        if scaling is not None:
+            select = (rows[:, None] * q + np.arange(q)[None, :]).reshape(-1)
+            scaled = self.scaled(scaling, pieces, elem, select, f"{hint}_weight")
+            weight = self.node("Reshape", [scaled, self.const([len(rows), q], f"{hint}_shape")], f"{hint}_weight",
+                               elem, [len(rows), q])
+            bias = self.scaled(scaling, pieces, elem, theta_map.weight.size + np.arange(q), f"{hint}_bias")
+        else:
+            dtype = helper.tensor_dtype_to_np_dtype(elem)
+            weight = self.ctx.add_constant(weight[rows].astype(dtype), f"{hint}_weight")
+            bias = self.ctx.add_constant(bias.astype(dtype), f"{hint}_bias") if np.any(bias) else None
+        out = self.node("MatMul", [flat, weight], hint, elem, [batch, q])
+        return out if bias is None else self.node("Add", [out, bias], hint, elem, [batch, q])
+
