@@ -11,7 +11,7 @@ surgeon_ops.tensorrt: plugin lookup attributes, static output sizes only); ``onn
 
 from __future__ import annotations
 
-from surgeon import BackWalk, Match, MatchContext, Node, Pattern, Refusal, RewriteContext, refuse
+from surgeon import Match, MatchContext, Node, Pattern, Refusal, RewriteContext, computing, refuse
 from surgeon_ops.node_kernels import CUSTOM_OPS
 from surgeon_ops.tensorrt import profile as tensorrt_profile
 
@@ -66,7 +66,7 @@ class AffineGridSample(Pattern):
             return refuse("already ONNX's own AffineGrid + GridSample, what this pattern writes where the contract's "
                           "ops cannot hold the chain's types: nothing to gain")
         region = list(found.cut.nodes)
-        kept = set().union(*(_computing(ctx, v, region) for v in plan.reads()))  # read by the rewrite: stay
+        kept = {id(n) for n in computing(ctx.producer, plan.reads(), region)}  # read by the rewrite: stay
         region = [n for n in region if id(n) not in kept]
         outputs = [sampler.grid]
         if plan.form == "fused" or plan.rewrite_sampler:
@@ -115,13 +115,3 @@ def _other_readers(ctx: MatchContext, sampler: Sampler) -> list[str]:
         others.append(reader.label)
     return others
 
-
-def _computing(ctx: MatchContext, value: str, region: list[Node]) -> set[int]:
-    """Ids of the region's nodes that ``value`` depends on."""
-    members = {id(n) for n in region}
-    walk = BackWalk([value])
-    for v in walk:
-        node = ctx.producer(v)
-        if node is not None and id(node) in members and walk.take(node):
-            walk.into(node.inputs)
-    return {id(n) for n in walk.nodes()}

@@ -9,7 +9,7 @@ import numpy as np
 from onnx import TensorProto, helper
 
 from surgeon import MatchContext, Refusal
-from surgeon.recognise import Computed, DimOf, ElemOf, Fixed, Follows, Piece, Static, Symbols
+from surgeon.recognise import Computed, DimOf, ElemOf, Fixed, Follows, Piece, Static
 from surgeon_ops.tensorrt import profile as tensorrt_profile
 
 from .recognise import Recognition
@@ -33,17 +33,6 @@ TARGETS = (FUSED, AFFINE, TENSORRT)  # tensorrt: the fused form in the TensorRT 
 # Engines that run the contract's own ops (an op library, an extension): their name asks for the
 # fused form.
 ENGINE_FORMS = {"onnxruntime": FUSED, "openvino": FUSED}
-
-
-def _piece(symbols: Symbols, dim, size_value: str | None, axis: int) -> Piece | None:
-    """A size piece for an output dim: a constant, a dim of a value's shape, or an element of an
-    int tensor (a size given as data, or the model's own size tensor for computed dims)."""
-    if isinstance(dim, Static):
-        return Fixed(dim.n)
-    if isinstance(dim, Computed):
-        return ElemOf(size_value, axis) if size_value else None
-    found = symbols.classes[dim.cls]
-    return DimOf(found.value, found.axis) if found.kind == "shape" else ElemOf(found.value, found.axis)
 
 
 def _image_piece(image_dims: tuple, image: str, axis: int) -> Piece:
@@ -111,7 +100,7 @@ def _plan(ctx: MatchContext, sampler: Sampler, found: Recognition, target: str, 
     # The sampler needs the grid's batch to be the image's: the image's batch is the size's N.
     # The size reads N and C from Shape(x) even where they are static (one Shape for all).
     batch, channels = DimOf(sampler.x, 0), DimOf(sampler.x, 1)
-    spatial = [_piece(symbols, d, size_value, 2 + i) for i, d in enumerate(verdict.spatial)]
+    spatial = [symbols.piece(d, size_value, 2 + i) for i, d in enumerate(verdict.spatial)]
     if target == TENSORRT:  # a plugin takes its size as an attribute: a pinned size is the one with items
         spatial = [Fixed(verdict.pinned[d.cls]) if isinstance(d, Follows) and d.cls in verdict.pinned else p
                    for p, d in zip(spatial, verdict.spatial)]
@@ -168,7 +157,7 @@ def _plan(ctx: MatchContext, sampler: Sampler, found: Recognition, target: str, 
         sampler_align_corners=sampler.align_corners, opset=ctx.opset("") or 0, warnings=warnings,
         theta_value=verdict.theta_value, size_value=size_value if verdict.size_exact else None,
         theta_map=verdict.theta_map, size_one=dict(verdict.size_one), theta_scaling=verdict.theta_scaling,
-        scaling_pieces=[_piece(symbols, Follows(rep), None, 0) for rep in verdict.theta_scaling.reps]
+        scaling_pieces=[symbols.piece(Follows(rep)) for rep in verdict.theta_scaling.reps]
         if verdict.theta_scaling is not None else [],
         profile=TENSORRT if target == TENSORRT else None, undefined_at=dict(verdict.undefined_at),
         runs_at={f"{d.value}[{d.axis}]": value for d, value in ((symbols.classes[c], v) for c, v in verdict.pinned.items())

@@ -18,7 +18,7 @@ from .api import FuseResult, ValidateOptions, fuse, inspect, run
 from .rewrite.customop import CustomOp
 from .errors import (ArgumentTypeError, CannotWriteError, InvalidArgumentError, InvalidModelError, PluginError,
                      SurgeonError, ValidationFailed)
-from .graph import BackWalk, Node
+from .graph import BackWalk, Node, computing
 from .deploy.lowering import sample_by_gathers
 from .rewrite.plugins import PluginSet
 from .rewrite.context import MatchContext, RewriteContext
@@ -39,7 +39,7 @@ __all__ = [
     "Pattern", "Match", "Refusal", "refuse", "not_mine", "NEAR_MISS", "NOT_MINE", "MatchContext", "RewriteContext", "Node", "CustomOp", "PluginSet",
     "SurgeonError", "InvalidModelError", "InvalidArgumentError",
     "ArgumentTypeError", "CannotWriteError", "ValidationFailed", "PluginError", "Const", "match_template", "TemplateError",
-    "sample_by_gathers", "BackWalk",
+    "sample_by_gathers", "BackWalk", "computing",
 ]
 
 

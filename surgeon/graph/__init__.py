@@ -8,6 +8,6 @@ The ground floor: may import only ``errors`` and ``forksafe``.
 
 from .node import Node, is_op
 from .index import GraphIndex
-from .walk import BackWalk
+from .walk import BackWalk, computing
 
-__all__ = ["Node", "GraphIndex", "is_op", "BackWalk"]
+__all__ = ["Node", "GraphIndex", "is_op", "BackWalk", "computing"]

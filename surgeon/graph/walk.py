@@ -62,6 +62,18 @@ class BackWalk:
         """The kept nodes in graph order (``Node.position``)."""
         return sorted(self._taken.values(), key=lambda n: n.position)
 
+
+def computing(producer, values: Iterable[str], nodes) -> list:
+    """The nodes among ``nodes`` that ``values`` depend on (``producer(value)``: its node or None)."""
+    members = {id(n) for n in nodes}
+    walk = BackWalk(values)
+    for v in walk:
+        node = producer(v)
+        if node is not None and id(node) in members and walk.take(node):
+            walk.into(node.inputs)
+    return walk.nodes()
+
+
 def walk_nodes(nodes):
     """Nodes and the nodes of their bodies (If/Loop/Scan), recursively."""
     for node in nodes:

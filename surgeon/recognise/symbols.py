@@ -19,6 +19,8 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 
+from ..rewrite.sizes import DimOf, ElemOf, Fixed
+
 BATCH_POOL = (2, 3, 4, 5, 6, 7, 8)
 SPATIAL_POOL = (5, 7, 6, 9, 11, 13, 10, 14, 8, 12, 15, 17, 19, 16, 18, 20, 21, 22, 23, 25)
 
@@ -39,8 +41,6 @@ class Computed:
 
 
 OutputDim = Static | Follows | Computed
-
-
 
 
 @dataclass(frozen=True)
@@ -98,6 +98,17 @@ class Symbols:
         copies, or for an element of a size tensor, one made from the tensor's name."""
         dim = self.classes[cls]
         return dim.declared if dim.kind == "shape" else f"{dim.value}_{dim.axis}"
+
+    def piece(self, dim: OutputDim, size_value: str | None = None, axis: int = 0):
+        """Where a rewrite reads an output dim at run time (``surgeon.rewrite.sizes``): a constant,
+        the dim of a value's shape or the element of a size tensor it follows, or for a computed
+        dim, element ``axis`` of ``size_value`` (the model's own size tensor; None: none)."""
+        if isinstance(dim, Static):
+            return Fixed(dim.n)
+        if isinstance(dim, Computed):
+            return ElemOf(size_value, axis) if size_value else None
+        found = self.classes[dim.cls]
+        return DimOf(found.value, found.axis) if found.kind == "shape" else ElemOf(found.value, found.axis)
 
 
 def _class_of(dims: tuple, axis: int):
