@@ -1,16 +1,13 @@
 """Step 3, identify: which affine grid is the proved region, exactly? Probes find its coefficients.
 
-The proof (``prove.py``, run here at the first dims the region runs at) has settled that the grid
-is affine in theta; an affine function is fixed by its values at k+1 points, so the probes here
-identify, they no longer decide. The region runs in onnxruntime on probe thetas that span the
-space (``thetas.py``) and on concrete dims that all differ. Every run must equal
+The proof (``prove.py``, at the first dims the region runs at) has settled that the grid is
+affine in theta; an affine function is fixed by its values at k+1 points, so the probes here
+identify, they no longer decide. The region runs on probe thetas that span the space
+(``surgeon.recognise.matrices``) at dims that all differ; every run must equal
 ``affine_grid(theta, size, align_corners)`` for one ``align_corners`` (theta: the fed one, an
-affine map of it, or one fitted to a grid that reads no theta). Then each dim class is varied
-alone (which output dims follow it), set to 1 (a size-1 coordinate of torch's 0, or of -1 or +1
-which the rewrite reproduces), and theta's batch is set to 1 (does the region broadcast it).
-A class the region only accepts at one value (sizes baked into constants) is pinned there. Dims
-are never linked by name: only when the region does not run with every dim distinct are classes
-tied (``surgeon.recognise.ties``), and each tie is kept only if splitting it fails.
+affine map of it, or one fitted to a grid that reads no theta), a size-1 dim at torch's 0 or at
+-1 or +1 (which the rewrite reproduces). The engine's ``Identification`` drives it and concludes
+the dims (``surgeon.recognise.conclude``).
 
 Decides: a ``Verdict`` (align_corners, the map or fitted theta, which output dims follow which
 input dims, size-1 coordinates, theta's batch), or a ``Refusal``.
@@ -24,14 +21,14 @@ import numpy as np
 from onnx import TensorProto, helper
 
 from surgeon import MatchContext, Refusal
-from surgeon.recognise import (AffineMap, DoesNotRun, Failure, Fed, Fitted, Identification, Mapped, NotProved, Outcome,
-                               Region, Setting, Static, Symbols, conclude, map_from_probes, precision)
+from surgeon.recognise import (KIND_COUNT, AffineMap, DoesNotRun, Failure, Fed, Fitted, Identification, Mapped,
+                               NotProved, Outcome, Region, Setting, Static, Symbols, conclude, map_from_probes,
+                               precision, probe_thetas)
 
 from .analytic import fit_items
 from .cut import theta_layout
+from .grid_ops import GridRunner
 from .prove import prove_grid, unread
-from .region import GridRunner
-from .thetas import KIND_COUNT, probe_thetas
 from .verdict import Verdict, stale_grid_type
 from .verify import GRID_TOLERANCES, TOLERANCES, Agreement, compare
 

@@ -28,6 +28,7 @@ from .conclude import DimsVerdict, Outcome, Setting, conclude
 from .exact import fixed_elements
 from .cutting import Words, cut_back
 from .identification import Identification
+from .matrices import KIND_COUNT, probe_thetas
 from .sources import Fed, Fitted, Mapped, map_from_probes
 from .strategies import Cuts, Verdicts, region_symbols, strategies
 from .fit import AffineMap, fit_map, precision, scaled
@@ -53,4 +54,4 @@ __all__ = ["BRANCH", "prove", "Proof", "Abstract", "NotProved", "TABLE", "KNOWN"
            "pinned_elsewhere", "SizeWriter", "fixed_elements", "AffineMap", "fit_map", "precision", "scaled",
            "RegionRunner", "Run", "probe_failure", "DimsVerdict", "Outcome", "Setting", "conclude",
            "Identification", "Cuts", "Verdicts", "region_symbols", "strategies", "Words", "cut_back", "AffineProof", "prove_affine",
-           "Fed", "Fitted", "Mapped", "map_from_probes"]
+           "Fed", "Fitted", "Mapped", "map_from_probes", "KIND_COUNT", "probe_thetas"]

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from surgeon_ops.draws import draw_theta
-from surgeon_patterns.thetas import KIND_COUNT, probe_thetas
+from surgeon.recognise import KIND_COUNT, probe_thetas
 
 from ..builders import GraphBuilder, native_pair
 from ..error_bounds import assert_warp_outputs

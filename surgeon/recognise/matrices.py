@@ -1,6 +1,7 @@
-"""Probe thetas that span the space of affine maps.
+"""Probe matrices that span the space of affine maps, for a region whose variable is one (a
+transform's theta: ``[k, k+1]`` per item, or a homogeneous ``[k+1, k+1]``).
 
-A region that applies a non-linear op to single theta elements (Abs, Relu, Clip, Round, Sign,
+A region that applies a non-linear op to single elements (Abs, Relu, Clip, Round, Sign,
 Floor...) is the identity on every theta that sits near the identity with the same signs, so
 probing only there passes it for affine. These thetas differ per item and cover signed entries,
 reflections, rotations past 90 degrees, large translations and scales, shears and tiny scales.
