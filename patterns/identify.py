@@ -22,8 +22,8 @@ from onnx import TensorProto, helper
 
 from surgeon import MatchContext, Refusal
 from surgeon.recognise import (KIND_COUNT, AffineMap, DoesNotRun, Failure, Fed, Fitted, Identification, Mapped,
-                               NotProved, Outcome, Region, Setting, Static, Symbols, conclude, map_from_probes,
-                               precision, probe_thetas)
+                               NotProved, Outcome, Region, Setting, Static, Symbols, collapsed, conclude,
+                               map_from_probes, precision, probe_thetas)
 
 from .analytic import fit_items
 from .cut import theta_layout
@@ -170,7 +170,7 @@ class Identifier(Identification):
             theta = fit_items(grid, ac, self.tol)
             if theta is None:
                 continue
-            self.source = Fitted(_collapsed(theta, self.tol))
+            self.source = Fitted(collapsed(theta, self.tol))
             self.acs = (ac,)
             return None
         return Failure("the grid reads no theta and is not affine_grid(theta) for any theta", ran=True)
@@ -214,7 +214,7 @@ class Identifier(Identification):
         theta = fit_items(grid, ac, self.tol) if grid.ndim == self.k + 2 and grid.shape[-1] == self.k else None
         if theta is None:
             return None
-        theta = _collapsed(theta, self.tol)
+        theta = collapsed(theta, self.tol)
         return theta.reshape(-1) if theta.shape == self.source.theta.shape else None
 
     def concluded(self, base: dict, outcome: Outcome) -> Verdict | Refusal:
@@ -249,9 +249,3 @@ class Identifier(Identification):
         verdict.theta_scaling = self.source.scaling
         return verdict
 
-
-def _collapsed(theta: np.ndarray, tol) -> np.ndarray:
-    """One theta for every item when all items fit the same one."""
-    atol, rtol = tol
-    same = np.all(np.abs(theta - theta[:1]) <= atol + rtol * np.abs(theta[:1]))
-    return theta[:1] if same else theta

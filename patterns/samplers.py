@@ -12,12 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from surgeon import MatchContext, Node
+from surgeon_ops.onnx_grid import MODES, PADDINGS  # any spelling -> the contract's (torch) names
 
 ANCHOR_OPS = ("GridSample", "com.microsoft::GridSample", "org.pytorch.aten::ATen", "ATen", "com.microsoft::ATen")
 
-# Any spelling -> the contract's (torch) names.
-_MODES = {"bilinear": "bilinear", "linear": "bilinear", "nearest": "nearest", "bicubic": "bicubic", "cubic": "bicubic"}
-_PADDINGS = ("zeros", "border", "reflection")
 # torch's enums, as the ATen fallback passes them.
 _ATEN_MODES = {0: "bilinear", 1: "nearest", 2: "bicubic"}
 _ATEN_PADDINGS = {0: "zeros", 1: "border", 2: "reflection"}
@@ -52,11 +50,11 @@ def read_sampler(ctx: MatchContext, node: Node) -> Sampler | str | None:
     default_mode = "linear" if kind == "onnx" and (ctx.opset("") or 0) >= 20 else "bilinear"
     mode = node.attr("mode", default_mode)
     padding = node.attr("padding_mode", "zeros")
-    if mode not in _MODES:
+    if mode not in MODES:
         return f"unknown sampling mode {mode!r}"
-    if padding not in _PADDINGS:
+    if padding not in PADDINGS:
         return f"unknown padding mode {padding!r}"
-    return Sampler(node, node.inputs[0], node.inputs[1], _MODES[mode], padding,
+    return Sampler(node, node.inputs[0], node.inputs[1], MODES[mode], padding,
                    int(node.attr("align_corners", 0)), kind)
 
 
@@ -75,9 +73,3 @@ def _read_aten(ctx: MatchContext, node: Node) -> Sampler | str:
     return Sampler(node, node.inputs[0], node.inputs[1], _ATEN_MODES[mode], _ATEN_PADDINGS[padding],
                    int(bool(align)), "aten", constant_inputs=list(node.inputs[2:5]))
 
-
-def onnx_mode_name(mode: str, opset: int) -> str:
-    """The name a standard GridSample of this opset uses for a torch mode name."""
-    if opset >= 20:
-        return {"bilinear": "linear", "bicubic": "cubic"}.get(mode, mode)
-    return mode

@@ -12,11 +12,11 @@ from onnx import helper
 
 from surgeon import RewriteContext
 from surgeon.recognise import AffineMap, DimScaling, Fixed, Piece, SizeWriter
+from surgeon_ops.onnx_grid import onnx_mode
 
 from .convention import compensate
 from .cut import ThetaLayout
 from .grid_ops import CUSTOM_DOMAIN
-from .samplers import onnx_mode_name
 
 
 @dataclass
@@ -200,7 +200,7 @@ class Writer(SizeWriter):
         grid = grid or p.grid
         if p.opset >= 16:
             self.ctx.add_node("GridSample", [p.image, grid], [p.output], align_corners=p.sampler_align_corners,
-                              mode=onnx_mode_name(p.mode, p.opset), padding_mode=p.padding_mode)
+                              mode=onnx_mode(p.mode, p.opset), padding_mode=p.padding_mode)
         else:
             self.ctx.add_node("GridSample", [p.image, grid], [p.output], domain="com.microsoft",
                               align_corners=p.sampler_align_corners, mode=p.mode, padding_mode=p.padding_mode)

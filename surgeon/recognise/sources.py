@@ -59,6 +59,13 @@ class Fitted:
         return self.scaling.values(assign).reshape(self.theta.shape)
 
 
+def collapsed(values: np.ndarray, tol: tuple[float, float]) -> np.ndarray:
+    """One item for all when every item is the same within ``tol`` (atol, rtol)."""
+    atol, rtol = tol
+    same = np.all(np.abs(values - values[:1]) <= atol + rtol * np.abs(values[:1]))
+    return values[:1] if same else values
+
+
 def map_from_probes(runs, fit_params, tol: tuple[float, float]) -> AffineMap | None:
     """The affine map from fed values to the parameters each run's output fits (``fit_params``:
     [n, ...] per item, or None), over ``runs`` of (output, fed values); an output of several items
