@@ -165,6 +165,28 @@ def test_bicubic_rim_by_gathers(padding, ac):
             np.testing.assert_array_equal(fast.view(np.uint8), shared.view(np.uint8))
 
 
+@pytest.mark.parametrize("padding", PADDINGS)
+@pytest.mark.parametrize("ac", (0, 1))
+def test_bilinear_edge_groups_by_runs(padding, ac):
+    """Float bilinear with 16 or more channels at x86-64-v4 samples an edge group (rim pixels,
+    pixels without taps, a row's end) from up to four runs of the plane about its lanes' first
+    taps, loaded with the elements outside the plane masked off (cpu_avx512.h edge_runs16), or
+    by masked gathers where four runs do not cover it: a tap outside the image (a column -1 or
+    W, which lies in the row before or after, or a row outside the plane) must read +0.0f as
+    the per-location code's does, so the poisoned edges must not leak.  Zoom outs and shifts
+    put most groups on the rim; rows of 13, 24 and 45 end in partial groups."""
+    rng = np.random.default_rng(29)
+    for ins, wo in (((19, 16), 13), ((25, 40), 24), ((9, 9), 45), ((64, 64), 64)):
+        x = _poisoned_edges(rng.normal(0, 1, (1, 17) + ins).astype(np.float32))
+        for scale, turn, shift in ((2.5, 0.3, 0.2), (1.6, -0.4, -0.7), (1.0, 0.05, 1.5), (1.0, 0.2, 0.05)):
+            theta = _warp(2, scale, turn, shift)
+            fast, shared = both_paths(lambda: K.fused_grid_sample(x, theta, (ins[0] + 3, wo), "bilinear", padding, ac))
+            np.testing.assert_array_equal(fast.view(np.uint8), shared.view(np.uint8))
+        grid = odd_grid(rng, (1, 7, wo, 2))
+        fast, shared = both_paths(lambda: K.grid_sample(x, grid, "bilinear", padding, ac))
+        np.testing.assert_array_equal(fast.view(np.uint8), shared.view(np.uint8))
+
+
 @pytest.mark.parametrize("mode", ("bilinear", "bicubic"))
 @pytest.mark.parametrize("ac", (0, 1))
 def test_runs_moved_onto_cache_lines(mode, ac):

@@ -271,7 +271,78 @@ struct Edge16 {
   __mmask16 tap[4];  // lanes whose tap (y0 x0, y0 x1, y1 x0, y1 x1) is inside the image
   __mmask16 store;   // lanes computed (interior and rim)
   __mmask16 none;    // lanes set to 0 (kNoTaps)
+  // By runs (edge_runs16) where runs is set, else by the gathers:
+  __mmask16 second;      // lanes in the second pair of runs
+  __mmask16 load[2][4];  // [tap row][run]: the elements of a run's load inside the plane
+  int32_t start[4];      // the runs (virtual: offsets from the plane's start, maybe < 0)
+  bool runs;
 };
+
+// An edge group by runs, as bicubic's rim groups (cpu_bicubic.h rim_plan16): a lane with a tap
+// inside has its first tap's virtual offset (fy * W + fx, fx and fy from -1) at place, so up
+// to four runs of 16 about the lanes cover every tap; pass 2 loads them with the elements
+// outside the plane masked off and picks each tap vector out by two zero-masked permutes and
+// a blend: a tap outside the image reads +0.0f, as the gathers read it, and the sums run in
+// bilinear_edge's order: the same bits.  Four masked 16-lane gathers per channel cost more than
+// eight masked loads and eight permutes.  any: the lanes with a tap inside.  On success place
+// holds the lanes' places in their runs (as plan16's).
+inline bool edge_runs16(int32_t* place, __mmask16 any, int64_t H, int64_t W, Edge16& e) {
+  e.runs = false;
+  if (any == 0 || (H + 2) * W >= (int64_t)INT32_MAX) return false;
+  const __m512i o = _mm512_loadu_si512(place);
+  const int32_t room = 14, c = room / 2;  // span 1: taps x and x + 1
+  const __m512i rooms = _mm512_set1_epi32(room);
+  __m512i idx = _mm512_setzero_si512();
+  uint32_t left = any, second = 0;
+  for (int r = 0; r < 4; ++r) {
+    if (left == 0) {
+      e.start[r] = e.start[0];  // loaded, never picked
+      continue;
+    }
+    const int32_t s = place[__builtin_ctz(left)] - c;
+    const __m512i d = _mm512_sub_epi32(o, _mm512_set1_epi32(s));
+    const __mmask16 in = (__mmask16)(left & _mm512_cmple_epu32_mask(d, rooms));
+    idx = _mm512_mask_mov_epi32(idx, in, (r & 1) ? _mm512_add_epi32(d, _mm512_set1_epi32(16)) : d);
+    if (r >= 2) second |= in;
+    left &= ~(uint32_t)in;
+    e.start[r] = s;
+  }
+  if (left != 0) return false;
+  _mm512_storeu_si512(place, idx);
+  e.second = (__mmask16)second;
+  const int64_t plane = H * W;
+  for (int r = 0; r < 2; ++r)
+    for (int q = 0; q < 4; ++q) {  // elements base + i with 0 <= base + i < plane
+      const int64_t base = (int64_t)e.start[q] + r * W;
+      const int64_t lo = std::min<int64_t>(16, std::max<int64_t>(0, -base));
+      const int64_t hi = std::min<int64_t>(16, std::max<int64_t>(0, plane - base));
+      e.load[r][q] = (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
+    }
+  e.runs = true;
+  return true;
+}
+
+// bilinear_edge's sums of an edge group by runs (idx: its places).
+inline __attribute__((always_inline)) __m512 bilinear_edge_runs(const float* p, int64_t W, const Edge16& e, __m512i idx,
+                                                               const __m512 (&w)[4]) {
+  auto at = [&](int64_t i) { return (const float*)((uintptr_t)p + (uintptr_t)(i * (int64_t)sizeof(float))); };
+  const __m512i i1 = _mm512_add_epi32(idx, _mm512_set1_epi32(1));
+  __m512 v[4];
+  for (int r = 0; r < 2; ++r) {
+    const int64_t rw = r * W;
+    const __m512 a0 = _mm512_maskz_loadu_ps(e.load[r][0], at(e.start[0] + rw));
+    const __m512 b0 = _mm512_maskz_loadu_ps(e.load[r][1], at(e.start[1] + rw));
+    const __m512 a1 = _mm512_maskz_loadu_ps(e.load[r][2], at(e.start[2] + rw));
+    const __m512 b1 = _mm512_maskz_loadu_ps(e.load[r][3], at(e.start[3] + rw));
+    const __mmask16 m0 = e.tap[2 * r], m1 = e.tap[2 * r + 1];
+    v[2 * r] = _mm512_mask_blend_ps(e.second, _mm512_maskz_permutex2var_ps(m0, a0, idx, b0),
+                                    _mm512_maskz_permutex2var_ps(m0, a1, idx, b1));
+    v[2 * r + 1] = _mm512_mask_blend_ps(e.second, _mm512_maskz_permutex2var_ps(m1, a0, i1, b0),
+                                        _mm512_maskz_permutex2var_ps(m1, a1, i1, b1));
+  }
+  return _mm512_add_ps(_mm512_fmadd_ps(w[2], v[2], _mm512_mul_ps(w[0], v[0])),
+                       _mm512_fmadd_ps(w[3], v[3], _mm512_mul_ps(w[1], v[1])));
+}
 
 // The groups of sixteen a row's pass 1 prepared (cpu_rows.h BilinearRow::groups16).
 struct Groups16 {

@@ -250,6 +250,7 @@ struct BilinearRow : Segment<T> {
       }
       for (int t = 0; t < 4; ++t) e.tap[t] = (__mmask16)tap[t];
       e.store = (__mmask16)store, e.none = (__mmask16)none;
+      edge_runs16(place + j, e.tap[0] | e.tap[1] | e.tap[2] | e.tap[3], im.H, im.W, e);
     }
   }
 #endif

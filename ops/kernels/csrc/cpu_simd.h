@@ -270,6 +270,14 @@ inline void bilinear_block(const T* x, int64_t plane, int64_t W, const int32_t* 
           }
           continue;
         }
+        if (e.runs) {
+          for (int64_t c = 0; c < n; ++c) {
+            float* yc = yf + c * ystride + j;
+            _mm512_mask_storeu_ps(yc, e.store, bilinear_edge_runs(xf + c * plane, W, e, o, w));
+            _mm512_mask_storeu_ps(yc, e.none, _mm512_setzero_ps());
+          }
+          continue;
+        }
         for (int64_t c = 0; c < n; ++c) {
           float* yc = yf + c * ystride + j;
           _mm512_mask_storeu_ps(yc, e.store, bilinear_edge(xf + c * plane, W, e, o, w));
