@@ -11,12 +11,14 @@ surgeon_ops.tensorrt: plugin lookup attributes, static output sizes only); ``onn
 
 from __future__ import annotations
 
+from onnx import TensorProto
+
 from surgeon import Match, MatchContext, Node, Pattern, Refusal, RewriteContext, computing, refuse
 from surgeon_ops.node_kernels import CUSTOM_OPS
 from surgeon_ops.tensorrt import profile as tensorrt_profile
 
-from .grid_ops import CUSTOM_DOMAIN, read_known_grid
-from .plan import AFFINE, ENGINE_FORMS, FUSED, TARGETS, make_plan
+from .grid_ops import CUSTOM_DOMAIN, read_known_grid, written_by
+from .plan import AFFINE, ENGINE_FORMS, FUSED, TARGETS, half_grid_atol, make_plan
 from .recognise import GridRecogniser
 from .samplers import ANCHOR_OPS, Sampler, read_sampler
 from .write import Plan, Writer
@@ -54,15 +56,16 @@ class AffineGridSample(Pattern):
         kept = target == AFFINE or readers or written and written.align_corners != sampler.align_corners
         if written and written.ours and kept:
             return None  # already the form this pattern writes (rewriting it again drops its declared atol)
-        if _native_ours(ctx, producer, self.name):
+        native = _native_grid(ctx, producer)
+        if native is not None and written_by(native, self.name):
             return None  # ONNX's own pair this pattern wrote for a type the contract lacks
         found = self._recognise(ctx, sampler)  # cut, prove, identify
         if isinstance(found, Refusal):
-            return found
+            return _half_first(ctx, sampler, found)
         plan = make_plan(ctx, sampler, found, target, readers)
         if isinstance(plan, Refusal):
             return plan
-        if plan.native_type is not None and _native_grid(ctx, producer) is not None:
+        if plan.native_type is not None and native is not None:
             return refuse("already ONNX's own AffineGrid + GridSample, what this pattern writes where the contract's "
                           "ops cannot hold the chain's types: nothing to gain")
         region = list(found.cut.nodes)
@@ -88,17 +91,19 @@ class AffineGridSample(Pattern):
             writer.grid()
 
 
+def _half_first(ctx: MatchContext, sampler: Sampler, refusal: Refusal) -> Refusal:
+    """A grid held in half precision whose rounding no tolerance bounds would be refused whatever
+    it computes: that hazard first, then what recognition found."""
+    half = {TensorProto.FLOAT16: "half", TensorProto.BFLOAT16: "bfloat16"}.get(ctx.dtype(sampler.grid))
+    hazard = half_grid_atol(ctx, sampler, half) if half else None
+    return Refusal(f"{hazard}; and {refusal.reason}", kind=refusal.kind) if isinstance(hazard, str) else refusal
+
+
 def _native_grid(ctx: MatchContext, producer: Node | None) -> Node | None:
     """ONNX's own AffineGrid the grid comes from, directly or through one Cast; else None."""
     if producer is not None and producer.is_op("Cast") and producer.inputs:
         producer = ctx.producer(producer.inputs[0])
     return producer if producer is not None and producer.is_op("AffineGrid") else None
-
-
-def _native_ours(ctx: MatchContext, producer: Node | None, name: str) -> bool:
-    """The grid is ONNX's own AffineGrid this pattern wrote (for types the contract lacks)."""
-    grid = _native_grid(ctx, producer)
-    return grid is not None and any(e.key == "surgeon.pattern" and e.value == name for e in grid.proto.metadata_props)
 
 
 def _other_readers(ctx: MatchContext, sampler: Sampler) -> list[str]:

@@ -9,7 +9,7 @@ import numpy as np
 from onnx import TensorProto, helper
 
 from surgeon import MatchContext, Refusal
-from surgeon.recognise import Computed, DimOf, ElemOf, Fixed, Follows, Piece, Static
+from surgeon.recognise import Computed, DimOf, ElemOf, Fixed, Follows, Piece, Static, dim_piece
 from surgeon_ops.tensorrt import profile as tensorrt_profile
 
 from .recognise import Recognition
@@ -33,11 +33,6 @@ TARGETS = (FUSED, AFFINE, TENSORRT)  # tensorrt: the fused form in the TensorRT 
 # Engines that run the contract's own ops (an op library, an extension): their name asks for the
 # fused form.
 ENGINE_FORMS = {"onnxruntime": FUSED, "openvino": FUSED}
-
-
-def _image_piece(image_dims: tuple, image: str, axis: int) -> Piece:
-    d = image_dims[axis] if len(image_dims) > axis else None
-    return Fixed(d) if isinstance(d, int) else DimOf(image, axis)
 
 
 def make_plan(ctx: MatchContext, sampler: Sampler, found: Recognition, target: str,
@@ -111,7 +106,7 @@ def _plan(ctx: MatchContext, sampler: Sampler, found: Recognition, target: str, 
         return ("target tensorrt: the output size is only known at run time, and a TensorRT plugin takes it as a "
                 "static attribute; " + (f"it is read from the values of {data!r}, which must become constants"
                                         if data else "fix the input dims (--input-shape NAME:D1,D2,...) so it folds"))
-    broadcast = _broadcast(verdict, _image_piece(image_decl, sampler.x, 0))
+    broadcast = _broadcast(verdict, dim_piece(image_decl, sampler.x, 0))
     if isinstance(broadcast, str):
         return broadcast
 
@@ -129,13 +124,9 @@ def _plan(ctx: MatchContext, sampler: Sampler, found: Recognition, target: str, 
                             "its output follows the input's size); the plugin is written for that size")
     warnings += verdict.notes
     atol = None
-    if verdict.precision in _HALF and sampler.mode == "nearest":
-        # a grid rounded to half picks another pixel wherever rounding crosses a pixel's edge
-        return (f"nearest sampling of a grid computed in {verdict.precision} precision: the rewrite's grid is "
-                "rounded differently and picks other pixels, which no tolerance bounds")
     if verdict.precision in _HALF:
         # also when the rewrite's type is half: the op rounds once, the original at every step
-        atol = _half_grid_atol(image_decl[2:], sampler, verdict.precision)
+        atol = half_grid_atol(ctx, sampler, verdict.precision)
         if isinstance(atol, str):
             return atol
         how = "in float32" if elem == TensorProto.FLOAT else "rounded once"
@@ -165,8 +156,12 @@ def _plan(ctx: MatchContext, sampler: Sampler, found: Recognition, target: str, 
     )
 
 
-def _half_grid_atol(spatial, sampler: Sampler, precision: str) -> float | str:
-    """The tolerance a rewrite of a half-precision grid declares, or why none can be."""
+def half_grid_atol(ctx: MatchContext, sampler: Sampler, precision: str) -> float | str:
+    """The tolerance a rewrite of a half-precision grid declares, or the hazard that leaves none."""
+    if sampler.mode == "nearest":  # a grid rounded to half picks another pixel wherever rounding crosses an edge
+        return (f"nearest sampling of a grid computed in {precision} precision: the rewrite's grid is rounded "
+                "differently and picks other pixels, which no tolerance bounds")
+    spatial = (ctx.shape(sampler.x) or (None, None))[2:]
     if not spatial or not all(isinstance(d, int) and d > 0 for d in spatial):
         return (f"the grid is computed in {precision} precision and the image's size is not static: the rounding's "
                 "effect grows with the size, so no tolerance can be declared (compute the grid in float32)")

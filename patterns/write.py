@@ -8,7 +8,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from onnx import helper
 
 from surgeon import RewriteContext
 from surgeon.recognise import AffineMap, DimScaling, Fixed, Piece, SizeWriter
@@ -82,14 +81,7 @@ class Writer(SizeWriter):
         p, rows = self.plan, self.plan.k
         if p.theta_value is not None:
             elem = p.theta_type
-            dtype = helper.tensor_dtype_to_np_dtype(elem)
-            if p.theta_scaling is not None:
-                flat = self.scaled(p.theta_scaling, p.scaling_pieces, elem, np.arange(p.theta_value.size),
-                                   "theta_fitted")
-                t = self.node("Reshape", [flat, self.const(list(p.theta_value.shape), "theta_fitted_shape")],
-                               "theta_fitted", elem, list(p.theta_value.shape))
-            else:
-                t = self.ctx.add_constant(p.theta_value.astype(dtype), "theta_fitted")
+            t = self.fitted(p.theta_value, elem, p.theta_scaling, p.scaling_pieces, "theta_fitted")
             if p.size_one:
                 t = compensate(self, t, elem, p.theta_value.shape[0])
             return self._expand(t, elem) if p.broadcast is not None else t

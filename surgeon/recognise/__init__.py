@@ -23,7 +23,7 @@ May import: ``graph/``, ``rewrite/`` (the match context it serves), ``errors``.
 """
 
 from ..graph.node import shape_range
-from ..rewrite.sizes import DimOf, ElemOf, Fixed, Piece, SizeWriter
+from ..rewrite.sizes import DimOf, ElemOf, Fixed, Piece, SizeWriter, dim_piece
 from .affine_proof import AffineProof, prove_affine
 from .bounds import BRANCH
 from .conclude import DimsVerdict, Outcome, Setting, conclude
@@ -58,4 +58,4 @@ __all__ = ["BRANCH", "prove", "Proof", "Abstract", "NotProved", "TABLE", "KNOWN"
            "RegionRunner", "Run", "probe_failure", "DimsVerdict", "Outcome", "Setting", "conclude",
            "Identification", "Cuts", "Verdicts", "region_symbols", "strategies", "Words", "cut_back",
            "AffineProof", "prove_affine", "Fed", "Fitted", "Mapped", "map_from_probes", "collapsed",
-           "KIND_COUNT", "probe_thetas"]
+           "KIND_COUNT", "probe_thetas", "dim_piece"]

@@ -37,6 +37,12 @@ class ElemOf:
 Piece = Fixed | DimOf | ElemOf
 
 
+def dim_piece(dims, value: str, axis: int) -> Piece:
+    """A dim of ``value`` (declared ``dims``) as a piece: its static size, else read at run time."""
+    d = dims[axis] if dims is not None and len(dims) > axis else None
+    return Fixed(d) if isinstance(d, int) else DimOf(value, axis)
+
+
 class SizeWriter:
     """Adds nodes to a rewrite's graph (``ctx``: the ``RewriteContext``), one ``Shape`` per value
     however often its dims are read."""
@@ -145,6 +151,14 @@ class SizeWriter:
                 else:
                     value = self.node("Div", [value, factor], f"{hint}_monomial", elem, [1])
         return value
+
+    def fitted(self, value: np.ndarray, elem: int, scaling=None, pieces: list = (), hint: str = "fitted") -> str:
+        """``value`` as a constant of ``elem``; with ``scaling``, its elements follow the dims."""
+        if scaling is None:
+            return self.ctx.add_constant(value.astype(helper.tensor_dtype_to_np_dtype(elem)), hint)
+        flat = self.scaled(scaling, pieces, elem, np.arange(value.size), hint)
+        return self.node("Reshape", [flat, self.const(list(value.shape), f"{hint}_shape")], hint, elem,
+                         list(value.shape))
 
     def affine_map(self, flat: str, elem: int, batch, theta_map, read: list[int] | None = None, scaling=None,
                    pieces: list = (), hint: str = "mapped") -> str:

@@ -276,3 +276,28 @@ def test_grid_that_reads_theta_but_ignores_it_is_refused():
     result = fuse_alone(g.model(18))
     assert not result.report.rewrites, result.report.summary()
     assert "(Clip) clamps values that depend on the variables" in refusal_reasons(result), refusal_reasons(result)
+
+
+def _half_abs_grid(hw):
+    """A float16 grid that is no affine grid (Abs of an affine grid), sampled bilinearly from an
+    image of spatial dims ``hw``."""
+    g = GraphBuilder()
+    x = g.input("x", ["N", 3, *hw])
+    theta = g.input("theta", ["N", 2, 3], F16)
+    size = g.op("Concat", g.op("Shape", theta, start=0, end=1), g.ints([3, 8, 6]), axis=0)
+    g.op("GridSample", x, g.op("Abs", g.op("AffineGrid", theta, size)), out="y", mode="linear")
+    g.output("y")
+    return g.model(20)
+
+
+def test_half_grid_refused_for_its_precision_first_when_that_alone_forbids_it():
+    # Unrecognised and held in half precision with a dynamic image: the precision is a hazard
+    # whatever the grid computes, so it comes first, then what recognition found.
+    reasons = refusal_reasons(fuse_alone(_half_abs_grid(("H", "W"))))
+    assert reasons.index("the image's size is not static") < reasons.index("(Abs) is not affine"), reasons
+
+
+def test_half_grid_of_a_static_image_is_refused_for_what_it_computes_only():
+    # The same grid on a static image: half precision alone would allow a declared tolerance.
+    reasons = refusal_reasons(fuse_alone(_half_abs_grid((16, 12))))
+    assert "(Abs) is not affine" in reasons and "half precision" not in reasons, reasons
