@@ -58,19 +58,21 @@ class Identifier(Identification):
         super().__init__(ctx, cut, symbols, GridRunner(ctx, cut, symbols, helper.tensor_dtype_to_np_dtype(elem)))
         self.layout = theta_layout(symbols.owners[cut.variable]) if cut.variable and mode != "fixed" else None
         self.k = self.layout.k if self.layout else None
-        self.source = Fed(self._probe, self._rows) if self.layout else None
+        self.source = Fed(self._probe(), self._rows()) if self.layout else None
 
-    def _probe(self, count: int, start: int, salt: int):
-        layout = self.layout
-        return probe_thetas(count, layout.rows, layout.cols, layout.k, start, salt, self.cut.fixed)
+    # The source holds these, not the identifier: a bound method would make a cycle that keeps
+    # the context (and its model) alive until the garbage collector runs.
+    def _probe(self):
+        layout, fixed = self.layout, self.cut.fixed
+        return lambda count, start, salt: probe_thetas(count, layout.rows, layout.cols, layout.k, start, salt, fixed)
 
-    def _rows(self, thetas: np.ndarray) -> np.ndarray:
+    def _rows(self):
         """The affine rows a fed theta holds (a homogeneous matrix's last row is not one)."""
         layout = self.layout
-        return thetas.reshape(thetas.shape[0], layout.rows, layout.cols)[:, :layout.k, :]
+        return lambda thetas: thetas.reshape(thetas.shape[0], layout.rows, layout.cols)[:, :layout.k, :]
 
     def _mapped(self, theta_map: AffineMap, scaling=None) -> Mapped:
-        return Mapped(self._probe, (self.k, self.k + 1), theta_map, scaling)
+        return Mapped(self._probe(), (self.k, self.k + 1), theta_map, scaling)
 
     # -- one check -----------------------------------------------------------------------------
 
