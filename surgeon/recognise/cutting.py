@@ -54,9 +54,9 @@ class _Walk:
         """Computed from constants, shapes and candidates only (computable inside the region)."""
         return reads_only_shapes(self.ctx, value, also=self.is_candidate, max_nodes=MAX_SHAPE_WALK)
 
-    def shape_only(self, value: str) -> bool:
+    def shape_only(self, value: str, max_nodes: int = MAX_SHAPE_WALK) -> bool:
         """Reads no run-time data at all: part of the output's computation, not a candidate."""
-        return reads_only_shapes(self.ctx, value, max_nodes=MAX_SHAPE_WALK)
+        return reads_only_shapes(self.ctx, value, max_nodes=max_nodes)
 
     def int_leaf(self, value: str) -> bool:
         """A short run-time int tensor computed from more than shapes: a size given as data."""
@@ -151,9 +151,12 @@ def cut_back(ctx, output: str, anchor: str, is_candidate, known=lambda node: Non
                 constants[v] = None
                 continue
             source = node.inputs[0]
-            # the shape of a candidate reads its dims, not its values: no candidate
-            if source == anchor or ctx.producer(source) is None or not w.derivable(source) or \
-                    is_candidate(ctx, source):
+            # the shape of a candidate reads its dims, not its values: no candidate. A value computed
+            # from shapes alone is walked into however far it is (after onnxruntime's ALL level a
+            # base grid's length is a Shape of a ScatterND ~100 nodes from the image's Shape): no
+            # candidate lies on that way, and its dims are the ones the region computes
+            if source == anchor or ctx.producer(source) is None or is_candidate(ctx, source) or \
+                    not (w.derivable(source) or w.shape_only(source, MAX_REGION_NODES)):
                 shape_leaves.append(node)
                 continue
         walk.into(node.inputs)
