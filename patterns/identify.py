@@ -23,7 +23,7 @@ from onnx import TensorProto, helper
 from surgeon import MatchContext, Refusal
 from surgeon.recognise import (KIND_COUNT, AffineMap, DoesNotRun, Failure, Fed, Fitted, Identification, Mapped,
                                NotProved, Outcome, Region, Setting, Static, Symbols, collapsed, conclude,
-                               map_from_probes, precision, probe_thetas)
+                               map_from_probes, precision, probe_matrices)
 
 from .analytic import fit_items
 from .cut import theta_layout
@@ -64,7 +64,7 @@ class Identifier(Identification):
     # the context (and its model) alive until the garbage collector runs.
     def _probe(self):
         layout, fixed = self.layout, self.cut.fixed
-        return lambda count, start, salt: probe_thetas(count, layout.rows, layout.cols, layout.k, start, salt, fixed)
+        return lambda count, start, salt: probe_matrices(count, layout.rows, layout.cols, layout.k, start, salt, fixed)
 
     def _rows(self):
         """The affine rows a fed theta holds (a homogeneous matrix's last row is not one)."""
@@ -86,7 +86,7 @@ class Identifier(Identification):
         count = self.theta_count(assign)
         for r in range(runs):
             start = (3 * salt + r * count) % KIND_COUNT  # which spanning kinds this run gets
-            thetas, labels = self.source.thetas(count, start, salt) if self.source.fed else (None, None)
+            thetas, labels = self.source.values(count, start, salt) if self.source.fed else (None, None)
             try:
                 run = self.runner.run(assign, thetas)
             except DoesNotRun as exc:
@@ -120,7 +120,7 @@ class Identifier(Identification):
         return self.mode != "fixed" and self.source is not None and self.source.fed
 
     def fed(self, assign: dict) -> np.ndarray | None:
-        return self.source.thetas(self.theta_count(assign), 0, 0)[0] if self._fed() else None
+        return self.source.values(self.theta_count(assign), 0, 0)[0] if self._fed() else None
 
     def prove(self, feeds: dict, values: dict, bounds=None):
         extra = {} if bounds is None else {"bounds": bounds}
@@ -144,7 +144,7 @@ class Identifier(Identification):
         elif self.mode == "map":
             if not self._find_map(base):
                 return Failure("no affine map of theta gives this grid", ran=True)
-            if not np.any(self.source.theta_map.weight):  # e.g. Clip(theta, 0, 0): 0 * theta is NaN at inf
+            if not np.any(self.source.affine.weight):  # e.g. Clip(theta, 0, 0): 0 * theta is NaN at inf
                 return Failure("the grid reads theta but no value of it changes the grid: a rewrite reading "
                                "theta differs wherever theta is not finite", ran=True)
         count = self.theta_count(base)
@@ -192,7 +192,7 @@ class Identifier(Identification):
         count = self.theta_count(base)
         runs = []
         for r in range(math.ceil(needed / max(count, 1))):
-            thetas, _ = self.source.thetas(count, r * count, MAP_SALT + r)
+            thetas, _ = self.source.values(count, r * count, MAP_SALT + r)
             try:
                 grid = self.runner.run(base, thetas).output
             except DoesNotRun:
@@ -217,20 +217,20 @@ class Identifier(Identification):
         if theta is None:
             return None
         theta = collapsed(theta, self.tol)
-        return theta.reshape(-1) if theta.shape == self.source.theta.shape else None
+        return theta.reshape(-1) if theta.shape == self.source.params.shape else None
 
     def concluded(self, base: dict, outcome: Outcome) -> Verdict | Refusal:
         ac = outcome.setting
         if self.mode != "plain" and self.source.scaling is None:  # the fitted theta or map may follow the dims
             found = self.follow_dims(base, lambda assign: self._coefficients_at(assign, ac), self.tol[1])
             if found is not None and self.mode == "map":
-                self.source = self._mapped(self.source.theta_map, found)
+                self.source = self._mapped(self.source.affine, found)
             elif found is not None:
-                self.source = Fitted(self.source.theta, found)
+                self.source = Fitted(self.source.params, found)
         verdict = Verdict(k=self.k, homogeneous=bool(self.layout and self.layout.homogeneous), align_corners=ac,
                           precision=self.precision, grid_dtype=outcome.dtype, size_one=dict(outcome.size_one),
-                          theta_map=self.source.theta_map if isinstance(self.source, Mapped) else None,
-                          theta_value=self.source.theta if self.mode == "fixed" else None,
+                          theta_map=self.source.affine if isinstance(self.source, Mapped) else None,
+                          theta_value=self.source.params if self.mode == "fixed" else None,
                           reads=self.proof.reads if self.proof else 0)
         setting = Setting(self.ctx, self.symbols, self.dims, proof=self.proof, noun="grid",
                           check=lambda a, salt, nan_free=False: self.check(a, (ac,), salt=salt, nan_free=nan_free),
@@ -244,7 +244,7 @@ class Identifier(Identification):
         if refusal:
             return refusal
         if self.mode == "fixed":
-            verdict.variable_batch = Static(self.source.theta.shape[0])
+            verdict.variable_batch = Static(self.source.params.shape[0])
         failed = self.all_varied(base, ac) if self.mode != "plain" and self.source.scaling is not None else None
         if failed is not None:
             return Refusal(f"the grid's coefficients follow the dims, but not as one power of each: {failed.reason}")

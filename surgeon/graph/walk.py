@@ -1,6 +1,6 @@
 """The walk back from values to what computes them, one for every walk that cuts or slices a
 region: ``backward_slice`` (extract.py), the recogniser's cut (recognise/region.py), the driver's
-cycle check and the affine-grid pattern's cut (``surgeon.BackWalk``).
+cycle check and the symbolic cut (recognise/cutting.py; ``surgeon.BackWalk``).
 
 The walk visits each value once (an absent optional input, ``""``, never) and leaves every
 decision to its caller, who knows what a value is: at each, go on into what its producer reads

@@ -35,7 +35,7 @@ from .fit import AffineMap, fit_map, precision, scaled
 from .identification import Identification
 from .key import fingerprint, region_key
 from .leaves import AT_LEAST_ONE, declared_lie, leaves, symbolic_key
-from .matrices import KIND_COUNT, probe_thetas
+from .matrices import KIND_COUNT, probe_matrices
 from .prove import TABLE, Proof, evaluate_region, prove
 from .recogniser import Recognised, Recogniser
 from .region import DoesNotRun, Probe, Region, cut, probes, reads_only_shapes
@@ -58,4 +58,4 @@ __all__ = ["BRANCH", "prove", "Proof", "Abstract", "NotProved", "TABLE", "KNOWN"
            "RegionRunner", "Run", "probe_failure", "DimsVerdict", "Outcome", "Setting", "conclude",
            "Identification", "Cuts", "Verdicts", "region_symbols", "strategies", "Words", "cut_back",
            "AffineProof", "prove_affine", "Fed", "Fitted", "Mapped", "map_from_probes", "collapsed",
-           "KIND_COUNT", "probe_thetas", "dim_piece"]
+           "KIND_COUNT", "probe_matrices", "dim_piece"]

@@ -6,7 +6,7 @@ the output's or broadcasts, and which sized node's size tensor holds computed di
 
 ``check(assign, salt, nan_free=False)`` is the caller's: the region run at ``assign`` and held to
 what was identified, an ``Outcome`` or a ``Failure`` (``nan_free``: NaN values are the original's
-undefined ones, which any value refines). ``words`` names the output in refusals ("grid")."""
+undefined ones, which any value refines). ``Setting.noun`` names the output in refusals."""
 
 from __future__ import annotations
 

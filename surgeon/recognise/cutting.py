@@ -153,8 +153,8 @@ def cut_back(ctx, output: str, anchor: str, is_candidate, known=lambda node: Non
             source = node.inputs[0]
             # the shape of a candidate reads its dims, not its values: no candidate. A value computed
             # from shapes alone is walked into however far it is (after onnxruntime's ALL level a
-            # base grid's length is a Shape of a ScatterND ~100 nodes from the image's Shape): no
-            # candidate lies on that way, and its dims are the ones the region computes
+            # length is a Shape of a ScatterND ~100 nodes from the anchor's Shape): no candidate
+            # lies on that way, and its dims are the ones the region computes
             if source == anchor or ctx.producer(source) is None or is_candidate(ctx, source) or \
                     not (w.derivable(source) or w.shape_only(source, MAX_REGION_NODES)):
                 shape_leaves.append(node)

@@ -1,9 +1,9 @@
 """Probe matrices that span the space of affine maps, for a region whose variable is one (a
-transform's theta: ``[k, k+1]`` per item, or a homogeneous ``[k+1, k+1]``).
+transform's matrix: ``[k, k+1]`` per item, or a homogeneous ``[k+1, k+1]``).
 
 A region that applies a non-linear op to single elements (Abs, Relu, Clip, Round, Sign,
-Floor...) is the identity on every theta that sits near the identity with the same signs, so
-probing only there passes it for affine. These thetas differ per item and cover signed entries,
+Floor...) is the identity on every matrix that sits near the identity with the same signs, so
+probing only there passes it for affine. These matrices differ per item and cover signed entries,
 reflections, rotations past 90 degrees, large translations and scales, shears and tiny scales.
 """
 
@@ -36,16 +36,16 @@ def _matrix(kind: int, k: int, rng: np.random.Generator) -> tuple[np.ndarray, st
     if kind >= KIND_COUNT:
         return rng.normal(0.0, 2.0, size=(k, k + 1)), "signed random"
     label, linear, shift = _KINDS[kind]
-    theta = np.zeros((k, k + 1))
-    theta[:2, :2] = linear
-    theta[:2, k] = shift
+    matrix = np.zeros((k, k + 1))
+    matrix[:2, :2] = linear
+    matrix[:2, k] = shift
     if k == 3:  # z gets its own sign and scale, and couples to x and y
-        theta[2, :] = [0.3, -0.45, -1.7 if kind % 2 else 1.2, 0.8 - 0.3 * kind]
-        theta[:2, 2] = [-0.35, 0.25]
-    return theta, label
+        matrix[2, :] = [0.3, -0.45, -1.7 if kind % 2 else 1.2, 0.8 - 0.3 * kind]
+        matrix[:2, 2] = [-0.35, 0.25]
+    return matrix, label
 
 
-def probe_thetas(count: int, rows: int, cols: int, k: int, start: int, salt: int,
+def probe_matrices(count: int, rows: int, cols: int, k: int, start: int, salt: int,
                  fixed: dict | None = None) -> tuple[np.ndarray, list[str]]:
     """``count`` matrices [count, rows, cols] (float64) and their labels: kinds ``start``,
     ``start+1``, ... of the spanning list, each nudged by a per-item random offset so that no
@@ -56,9 +56,9 @@ def probe_thetas(count: int, rows: int, cols: int, k: int, start: int, salt: int
     out = np.zeros((count, rows, cols))
     labels = []
     for i in range(count):
-        theta, label = _matrix(start + i, k, rng)
-        theta = theta + rng.uniform(-0.05, 0.05, size=theta.shape)
-        out[i, :k, :] = theta
+        matrix, label = _matrix(start + i, k, rng)
+        matrix = matrix + rng.uniform(-0.05, 0.05, size=matrix.shape)
+        out[i, :k, :] = matrix
         if rows > k:
             out[i, k:, :] = rng.uniform(-1.0, 1.0, size=(rows - k, cols))
         labels.append(label)

@@ -20,7 +20,7 @@ class Fed:
         the form's parameters the output must have for them."""
         self.probe, self.params = probe, params
 
-    def thetas(self, count: int, start: int, salt: int):
+    def values(self, count: int, start: int, salt: int):
         return self.probe(count, start, salt)
 
     def expected(self, values: np.ndarray, assign: dict) -> np.ndarray:
@@ -28,13 +28,13 @@ class Fed:
 
 
 class Mapped(Fed):
-    def __init__(self, probe, shape: tuple, theta_map: AffineMap, scaling=None):
+    def __init__(self, probe, shape: tuple, affine: AffineMap, scaling=None):
         """``shape``: one item's parameters, which the map's outputs fill in order."""
         super().__init__(probe, None)
-        self.shape, self.theta_map, self.scaling = shape, theta_map, scaling
+        self.shape, self.affine, self.scaling = shape, affine, scaling
 
     def expected(self, values: np.ndarray, assign: dict) -> np.ndarray:
-        found = self.theta_map
+        found = self.affine
         if self.scaling is not None:
             flat = self.scaling.values(assign)
             found = AffineMap(flat[:found.weight.size].reshape(found.weight.shape), flat[found.weight.size:])
@@ -46,17 +46,17 @@ class Fitted:
 
     fed = False
 
-    def __init__(self, theta: np.ndarray, scaling=None):
-        self.theta = theta  # [1 or N, ...] parameters, float64
+    def __init__(self, params: np.ndarray, scaling=None):
+        self.params = params  # [1 or N, ...], float64
         self.scaling = scaling
 
-    def thetas(self, count: int, start: int, salt: int):
+    def values(self, count: int, start: int, salt: int):
         return None, None
 
     def expected(self, values, assign: dict) -> np.ndarray:
         if self.scaling is None:
-            return self.theta
-        return self.scaling.values(assign).reshape(self.theta.shape)
+            return self.params
+        return self.scaling.values(assign).reshape(self.params.shape)
 
 
 def collapsed(values: np.ndarray, tol: tuple[float, float]) -> np.ndarray:

@@ -160,12 +160,12 @@ class SizeWriter:
         return self.node("Reshape", [flat, self.const(list(value.shape), f"{hint}_shape")], hint, elem,
                          list(value.shape))
 
-    def affine_map(self, flat: str, elem: int, batch, theta_map, read: list[int] | None = None, scaling=None,
+    def affine_map(self, flat: str, elem: int, batch, affine, read: list[int] | None = None, scaling=None,
                    pieces: list = (), hint: str = "mapped") -> str:
-        """``flat`` [batch, p] through ``theta_map`` (an ``AffineMap``): x @ weight + bias, [batch, q].
+        """``flat`` [batch, p] through ``affine`` (an ``AffineMap``): x @ weight + bias, [batch, q].
         ``read``: the only elements of x the map may read (0 * inf elsewhere would be NaN); with
         ``scaling``, weight and bias follow the dims (``scaled``: weight row-major, then bias)."""
-        weight, bias = theta_map.weight, theta_map.bias
+        weight, bias = affine.weight, affine.bias
         q = weight.shape[1]
         rows = np.arange(weight.shape[0]) if read is None else np.array(read)
         if read is not None:
@@ -176,7 +176,7 @@ class SizeWriter:
             scaled = self.scaled(scaling, pieces, elem, select, f"{hint}_weight")
             weight = self.node("Reshape", [scaled, self.const([len(rows), q], f"{hint}_shape")], f"{hint}_weight",
                                elem, [len(rows), q])
-            bias = self.scaled(scaling, pieces, elem, theta_map.weight.size + np.arange(q), f"{hint}_bias")
+            bias = self.scaled(scaling, pieces, elem, affine.weight.size + np.arange(q), f"{hint}_bias")
         else:
             dtype = helper.tensor_dtype_to_np_dtype(elem)
             weight = self.ctx.add_constant(weight[rows].astype(dtype), f"{hint}_weight")

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from surgeon_ops.draws import draw_theta
-from surgeon.recognise import KIND_COUNT, probe_thetas
+from surgeon.recognise import KIND_COUNT, probe_matrices
 
 from ..builders import GraphBuilder, native_pair
 from ..error_bounds import assert_warp_outputs
@@ -47,8 +47,8 @@ def test_linear_twin_and_negation_fuse_and_match(index):
             assert_warp_outputs(run_split(result.model, feeds)[0], ort_run(model, feeds)[0], feeds, fused=result.model)
 
 
-def test_probe_thetas_span_signs_and_magnitudes():
-    thetas, labels = probe_thetas(KIND_COUNT, 2, 3, 2, 0, 0)
+def test_probe_matrices_span_signs_and_magnitudes():
+    thetas, labels = probe_matrices(KIND_COUNT, 2, 3, 2, 0, 0)
     assert len(set(labels)) == KIND_COUNT
     for entry in thetas.reshape(KIND_COUNT, -1).T:  # every coefficient takes both signs
         assert (entry > 0.1).any() and (entry < -0.1).any()
