@@ -278,6 +278,41 @@ struct Edge16 {
   bool runs;
 };
 
+// Up to four runs of 16 that cover the lanes in any (o: their first taps' virtual offsets, off:
+// the same in memory), each starting room / 2 before the first lane left, a lane in it when its
+// taps (room - 1 past the first at most) fit: idx holds each lane's place (+16 in the second run
+// of a pair), start the runs, second the lanes of the second pair.  False when four do not cover
+// them all.  Shared by bilinear's edge groups (edge_runs16) and bicubic's rim groups (rim_plan16).
+inline bool place_runs16(const int32_t* off, __m512i o, uint32_t any, int32_t room, int32_t (&start)[4],
+                         __m512i& idx, uint32_t& second) {
+  const int32_t c = room / 2;
+  const __m512i rooms = _mm512_set1_epi32(room);
+  idx = _mm512_setzero_si512();
+  second = 0;
+  uint32_t left = any;
+  for (int r = 0; r < 4; ++r) {
+    if (left == 0) {
+      start[r] = start[0];  // loaded, never picked
+      continue;
+    }
+    const int32_t s = off[__builtin_ctz(left)] - c;
+    const __m512i d = _mm512_sub_epi32(o, _mm512_set1_epi32(s));
+    const __mmask16 in = (__mmask16)(left & _mm512_cmple_epu32_mask(d, rooms));
+    idx = _mm512_mask_mov_epi32(idx, in, (r & 1) ? _mm512_add_epi32(d, _mm512_set1_epi32(16)) : d);
+    if (r >= 2) second |= in;
+    left &= ~(uint32_t)in;
+    start[r] = s;
+  }
+  return left == 0;
+}
+
+// The elements base + i (i < 16) of a run with 0 <= base + i < plane.
+inline __mmask16 run_inside16(int64_t base, int64_t plane) {
+  const int64_t lo = std::min<int64_t>(16, std::max<int64_t>(0, -base));
+  const int64_t hi = std::min<int64_t>(16, std::max<int64_t>(0, plane - base));
+  return (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
+}
+
 // An edge group by runs, as bicubic's rim groups (cpu_bicubic.h rim_plan16): a lane with a tap
 // inside has its first tap's virtual offset (fy * W + fx, fx and fy from -1) at place, so up
 // to four runs of 16 about the lanes cover every tap; pass 2 loads them with the elements
@@ -289,35 +324,13 @@ struct Edge16 {
 inline bool edge_runs16(int32_t* place, __mmask16 any, int64_t H, int64_t W, Edge16& e) {
   e.runs = false;
   if (any == 0 || (H + 2) * W >= (int64_t)INT32_MAX) return false;
-  const __m512i o = _mm512_loadu_si512(place);
-  const int32_t room = 14, c = room / 2;  // span 1: taps x and x + 1
-  const __m512i rooms = _mm512_set1_epi32(room);
-  __m512i idx = _mm512_setzero_si512();
-  uint32_t left = any, second = 0;
-  for (int r = 0; r < 4; ++r) {
-    if (left == 0) {
-      e.start[r] = e.start[0];  // loaded, never picked
-      continue;
-    }
-    const int32_t s = place[__builtin_ctz(left)] - c;
-    const __m512i d = _mm512_sub_epi32(o, _mm512_set1_epi32(s));
-    const __mmask16 in = (__mmask16)(left & _mm512_cmple_epu32_mask(d, rooms));
-    idx = _mm512_mask_mov_epi32(idx, in, (r & 1) ? _mm512_add_epi32(d, _mm512_set1_epi32(16)) : d);
-    if (r >= 2) second |= in;
-    left &= ~(uint32_t)in;
-    e.start[r] = s;
-  }
-  if (left != 0) return false;
+  __m512i idx;
+  uint32_t second;
+  if (!place_runs16(place, _mm512_loadu_si512(place), any, 14, e.start, idx, second)) return false;  // span 1
   _mm512_storeu_si512(place, idx);
   e.second = (__mmask16)second;
-  const int64_t plane = H * W;
   for (int r = 0; r < 2; ++r)
-    for (int q = 0; q < 4; ++q) {  // elements base + i with 0 <= base + i < plane
-      const int64_t base = (int64_t)e.start[q] + r * W;
-      const int64_t lo = std::min<int64_t>(16, std::max<int64_t>(0, -base));
-      const int64_t hi = std::min<int64_t>(16, std::max<int64_t>(0, plane - base));
-      e.load[r][q] = (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
-    }
+    for (int q = 0; q < 4; ++q) e.load[r][q] = run_inside16((int64_t)e.start[q] + r * W, H * W);
   e.runs = true;
   return true;
 }

@@ -230,34 +230,14 @@ inline void rim_plan16(const float* gx, const float* gy, __mmask16 live, int64_t
   const __m512i o = _mm512_add_epi32(t.yo[0], t.xi[0]);
   alignas(64) int32_t off[16];
   _mm512_store_si512(off, o);
-  const int32_t span = 3, room = 15 - span, c = room / 2;
-  const __m512i rooms = _mm512_set1_epi32(room);
-  __m512i idx = _mm512_setzero_si512();
-  uint32_t left = any, second = 0;
-  for (int r = 0; r < 4; ++r) {
-    if (left == 0) {
-      e.start[r] = e.start[0];  // loaded, never picked
-      continue;
-    }
-    const int32_t s = off[__builtin_ctz(left)] - c;
-    const __m512i d = _mm512_sub_epi32(o, _mm512_set1_epi32(s));
-    const __mmask16 in = (__mmask16)(left & _mm512_cmple_epu32_mask(d, rooms));
-    idx = _mm512_mask_mov_epi32(idx, in, (r & 1) ? _mm512_add_epi32(d, _mm512_set1_epi32(16)) : d);
-    if (r >= 2) second |= in;
-    left &= ~(uint32_t)in;
-    e.start[r] = s;
-  }
-  if (left != 0) return;
+  const int32_t span = 3;
+  __m512i idx;
+  uint32_t second;
+  if (!place_runs16(off, o, any, 15 - span, e.start, idx, second)) return;
   _mm512_storeu_si512(place, idx);
   e.second = (__mmask16)second;
-  const int64_t plane = H * W;
   for (int r = 0; r < 4; ++r) {
-    for (int q = 0; q < 4; ++q) {  // elements base + i with 0 <= base + i < plane
-      const int64_t base = (int64_t)e.start[q] + r * W;
-      const int64_t lo = std::min<int64_t>(16, std::max<int64_t>(0, -base));
-      const int64_t hi = std::min<int64_t>(16, std::max<int64_t>(0, plane - base));
-      e.load[r][q] = (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
-    }
+    for (int q = 0; q < 4; ++q) e.load[r][q] = run_inside16((int64_t)e.start[q] + r * W, H * W);
     for (int k = 0; k < 4; ++k) e.tap[r][k] = t.near & t.vy[r] & t.vx[k];
   }
   e.kind = kRimRuns;
