@@ -144,6 +144,21 @@ def test_bicubic_runs_of_sixteen(dtype, padding, ac):
                 np.testing.assert_array_equal(fast.view(np.uint8), shared.view(np.uint8))
 
 
+# (scale, turn, shift): zoom outs and shifts that put most groups on the image's rim
+_EDGE_WARPS = ((2.5, 0.3, 0.2), (1.6, -0.4, -0.7), (1.0, 0.05, 1.5), (1.0, 0.2, 0.05))
+
+
+def _runs_equal_shared(x, wo, mode, padding, ac, rng, warps):
+    """The fast path's bits are the per-location code's, for the warps and an odd grid."""
+    for scale, turn, shift in warps:
+        theta = _warp(2, scale, turn, shift)
+        fast, shared = both_paths(lambda: K.fused_grid_sample(x, theta, (x.shape[2] + 3, wo), mode, padding, ac))
+        np.testing.assert_array_equal(fast.view(np.uint8), shared.view(np.uint8))
+    grid = odd_grid(rng, (1, 7, wo, 2))
+    fast, shared = both_paths(lambda: K.grid_sample(x, grid, mode, padding, ac))
+    np.testing.assert_array_equal(fast.view(np.uint8), shared.view(np.uint8))
+
+
 @pytest.mark.parametrize("padding", PADDINGS)
 @pytest.mark.parametrize("ac", (0, 1))
 def test_bicubic_rim_by_gathers(padding, ac):
@@ -156,13 +171,7 @@ def test_bicubic_rim_by_gathers(padding, ac):
     for ins, wo in (((19, 16), 13), ((25, 40), 24), ((9, 9), 45)):
         for c in (1, 5, 19):
             x = _poisoned_edges(rng.normal(0, 1, (1, c) + ins).astype(np.float32))
-            for scale, turn, shift in ((2.5, 0.3, 0.2), (1.6, -0.4, -0.7), (1.0, 0.05, 1.5)):
-                theta = _warp(2, scale, turn, shift)
-                fast, shared = both_paths(lambda: K.fused_grid_sample(x, theta, (ins[0] + 3, wo), "bicubic", padding, ac))
-                np.testing.assert_array_equal(fast.view(np.uint8), shared.view(np.uint8))
-            grid = odd_grid(rng, (1, 7, wo, 2))
-            fast, shared = both_paths(lambda: K.grid_sample(x, grid, "bicubic", padding, ac))
-            np.testing.assert_array_equal(fast.view(np.uint8), shared.view(np.uint8))
+            _runs_equal_shared(x, wo, "bicubic", padding, ac, rng, _EDGE_WARPS[:3])
 
 
 @pytest.mark.parametrize("padding", PADDINGS)
@@ -178,13 +187,7 @@ def test_bilinear_edge_groups_by_runs(padding, ac):
     rng = np.random.default_rng(29)
     for ins, wo in (((19, 16), 13), ((25, 40), 24), ((9, 9), 45), ((64, 64), 64)):
         x = _poisoned_edges(rng.normal(0, 1, (1, 17) + ins).astype(np.float32))
-        for scale, turn, shift in ((2.5, 0.3, 0.2), (1.6, -0.4, -0.7), (1.0, 0.05, 1.5), (1.0, 0.2, 0.05)):
-            theta = _warp(2, scale, turn, shift)
-            fast, shared = both_paths(lambda: K.fused_grid_sample(x, theta, (ins[0] + 3, wo), "bilinear", padding, ac))
-            np.testing.assert_array_equal(fast.view(np.uint8), shared.view(np.uint8))
-        grid = odd_grid(rng, (1, 7, wo, 2))
-        fast, shared = both_paths(lambda: K.grid_sample(x, grid, "bilinear", padding, ac))
-        np.testing.assert_array_equal(fast.view(np.uint8), shared.view(np.uint8))
+        _runs_equal_shared(x, wo, "bilinear", padding, ac, rng, _EDGE_WARPS)
 
 
 @pytest.mark.parametrize("mode", ("bilinear", "bicubic"))

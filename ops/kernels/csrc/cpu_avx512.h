@@ -313,6 +313,19 @@ inline __mmask16 run_inside16(int64_t base, int64_t plane) {
   return (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
 }
 
+// A row's four runs (virtual offsets start[q] + rw from plane p), the elements outside the
+// plane masked off (load[q]); the address is formed in unsigned arithmetic, as a run may start
+// before the plane.
+struct Runs4 {
+  __m512 a0, b0, a1, b1;
+};
+inline __attribute__((always_inline)) Runs4 load_runs16(const float* p, int64_t rw, const int32_t (&start)[4],
+                                                        const __mmask16 (&load)[4]) {
+  auto at = [&](int64_t i) { return (const float*)((uintptr_t)p + (uintptr_t)(i * (int64_t)sizeof(float))); };
+  return {_mm512_maskz_loadu_ps(load[0], at(start[0] + rw)), _mm512_maskz_loadu_ps(load[1], at(start[1] + rw)),
+          _mm512_maskz_loadu_ps(load[2], at(start[2] + rw)), _mm512_maskz_loadu_ps(load[3], at(start[3] + rw))};
+}
+
 // An edge group by runs, as bicubic's rim groups (cpu_bicubic.h rim_plan16): a lane with a tap
 // inside has its first tap's virtual offset (fy * W + fx, fx and fy from -1) at place, so up
 // to four runs of 16 about the lanes cover every tap; pass 2 loads them with the elements
@@ -338,15 +351,11 @@ inline bool edge_runs16(int32_t* place, __mmask16 any, int64_t H, int64_t W, Edg
 // bilinear_edge's sums of an edge group by runs (idx: its places).
 inline __attribute__((always_inline)) __m512 bilinear_edge_runs(const float* p, int64_t W, const Edge16& e, __m512i idx,
                                                                const __m512 (&w)[4]) {
-  auto at = [&](int64_t i) { return (const float*)((uintptr_t)p + (uintptr_t)(i * (int64_t)sizeof(float))); };
   const __m512i i1 = _mm512_add_epi32(idx, _mm512_set1_epi32(1));
   __m512 v[4];
   for (int r = 0; r < 2; ++r) {
-    const int64_t rw = r * W;
-    const __m512 a0 = _mm512_maskz_loadu_ps(e.load[r][0], at(e.start[0] + rw));
-    const __m512 b0 = _mm512_maskz_loadu_ps(e.load[r][1], at(e.start[1] + rw));
-    const __m512 a1 = _mm512_maskz_loadu_ps(e.load[r][2], at(e.start[2] + rw));
-    const __m512 b1 = _mm512_maskz_loadu_ps(e.load[r][3], at(e.start[3] + rw));
+    const Runs4 q = load_runs16(p, r * W, e.start, e.load[r]);
+    const __m512 a0 = q.a0, b0 = q.b0, a1 = q.a1, b1 = q.b1;
     const __mmask16 m0 = e.tap[2 * r], m1 = e.tap[2 * r + 1];
     v[2 * r] = _mm512_mask_blend_ps(e.second, _mm512_maskz_permutex2var_ps(m0, a0, idx, b0),
                                     _mm512_maskz_permutex2var_ps(m0, a1, idx, b1));

@@ -246,14 +246,10 @@ inline void rim_plan16(const float* gx, const float* gy, __mmask16 live, int64_t
 // The sixteen sums of plane p of a kRimRuns group (idx: its places; wx / wy: its weights).
 inline __attribute__((always_inline)) __m512 bicubic_rim_runs(const float* p, int64_t W, const RimPlan16& e,
                                                               __m512i idx, const __m512* wx, const __m512* wy) {
-  auto at = [&](int64_t i) { return (const float*)((uintptr_t)p + (uintptr_t)(i * (int64_t)sizeof(float))); };
   __m512 acc = _mm512_setzero_ps();
   for (int r = 0; r < 4; ++r) {
-    const int64_t rw = r * W;
-    const __m512 a0 = _mm512_maskz_loadu_ps(e.load[r][0], at(e.start[0] + rw));
-    const __m512 b0 = _mm512_maskz_loadu_ps(e.load[r][1], at(e.start[1] + rw));
-    const __m512 a1 = _mm512_maskz_loadu_ps(e.load[r][2], at(e.start[2] + rw));
-    const __m512 b1 = _mm512_maskz_loadu_ps(e.load[r][3], at(e.start[3] + rw));
+    const Runs4 q = load_runs16(p, r * W, e.start, e.load[r]);
+    const __m512 a0 = q.a0, b0 = q.b0, a1 = q.a1, b1 = q.b1;
     __m512 row = _mm512_setzero_ps();
     for (int k = 0; k < 4; ++k) {
       const __m512i ik = _mm512_add_epi32(idx, _mm512_set1_epi32(k));
