@@ -5,8 +5,8 @@ bounds, sizes given as data) to the output, at one set of dims the region runs a
 
 Decides: an ``AffineProof`` (the elements read, the float casts that narrow on the way), or a
 ``Refusal`` naming the op on the variable's path with no affine rule, the branch on sizes, the
-integer input used as data, a size that depends on data, or the declared value_info the
-evaluated region contradicts. ``DoesNotRun`` where the region does not run at these dims.
+integer input used as data, a size that depends on data, a term that grows as a square or
+faster with the positions and dims (``positions``), or the declared value_info the evaluated region contradicts. ``DoesNotRun`` where the region does not run at these dims.
 """
 
 from __future__ import annotations
@@ -60,6 +60,11 @@ def prove_affine(ctx, region: Region, symbols, feeds: dict, group_of, values: di
         axes = out.axes
         if axes is None or axes[0] != BRANCHED or any(a == BRANCHED for a in axes[1:]):
             return Refusal(f"the {noun}'s size depends on {out.resized}")
+    order, made = proof.positions.get(region.output, (0, None))
+    if made is not None:
+        return Refusal(f"the {noun}'s values grow as the power {order} of the positions and dims ({made}): a term "
+                       "that grows as a square or faster can stay under the tolerance at every size tried and be "
+                       "anything past them, and no affine form has one")
     lie = declared_lie(ctx, region.nodes, proof.values)
     if lie:
         return Refusal(lie)

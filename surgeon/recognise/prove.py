@@ -21,6 +21,7 @@ import numpy as np
 
 from . import arith, movement
 from .axes import propagate
+from .positions import growth
 from .bounds import branch
 from .elements import AFFINE, DIMS, KNOWN, OTHER, Abstract, NotProved, branch_of, known, mark_branch
 
@@ -94,6 +95,8 @@ class Proof:
     outputs: dict[str, Abstract]
     narrowed: list[str] = field(default_factory=list)
     values: dict[str, np.ndarray] = field(default_factory=dict)
+    # per output: its order of growth in positions and dims (positions.py), and the op that made it too fast
+    positions: dict[str, tuple[int, str | None]] = field(default_factory=dict)
 
 
 def _unknown(node, ins, vals, outs):
@@ -143,6 +146,8 @@ def prove(ctx, nodes, outputs: list[str], leaves: dict[str, Abstract], feeds: di
         values[name] = np.asarray(constant)
         return values[name]
 
+    degree: dict[str, tuple[int, str | None]] = {}  # name -> (order of growth, the op that made it too fast)
+
     def abstract_of(name: str) -> Abstract | None:
         if not name:
             return None
@@ -166,6 +171,10 @@ def prove(ctx, nodes, outputs: list[str], leaves: dict[str, Abstract], feeds: di
             for name, value in zip(outs, out_vals):  # constants in, constants out: no rule to run
                 abstract[name] = arith.finish(known(np.asarray(value)), value)
             continue
+        sizing_of = getattr(rules.get((domain, node.op_type)), "sizing", None) or _SIZING.get(node.op_type, ())
+        found = growth(node, [degree.get(i, (_leaf_growth(ins[k]), None)) if i else (0, None)
+                              for k, i in enumerate(node.inputs)], vals, () if node.op_type == "Range" else sizing_of,
+                       _counted(node, ins[0] if ins else None, vals))
         rule = rules.get((domain, node.op_type)) or (TABLE.get(node.op_type) if domain == "" else None) or \
             CONTRIB.get((domain, node.op_type)) or _unknown
         if rule is arith.extreme and node.op_type == "Clip" and _opset(ctx) < 11:
@@ -188,9 +197,29 @@ def prove(ctx, nodes, outputs: list[str], leaves: dict[str, Abstract], feeds: di
             result.resized = result.resized or _resized(node, ins, sizing)
             result.varies = result.varies or _varies(node, ins, result, sizing)
             abstract[name] = result
+            degree[name] = (0, None) if (result.kind == KNOWN).all() else found
         if node.op_type in ("Cast", "CastLike") and _narrows(vals[0], out_vals[0]) and ins[0].top() >= DIMS:
             narrowed.append(node.label)
-    return Proof({o: abstract_of(o) for o in outputs}, narrowed, values)
+    return Proof({o: abstract_of(o) for o in outputs}, narrowed, values,
+                 {o: degree.get(o, (0, None)) for o in outputs})
+
+
+def _counted(node, a: Abstract | None, vals) -> bool:
+    """A ReduceSum or CumSum sums along an axis whose length follows the dims (unknown: it may)."""
+    if node.op_type not in ("ReduceSum", "CumSum") or a is None or a.axes is None:
+        return True
+    rank = a.kind.ndim
+    given = node.attr("axes")
+    if given is None and len(vals) > 1 and vals[1] is not None:
+        given = np.asarray(vals[1]).reshape(-1).tolist()
+    if not given:
+        given = list(range(rank)) if node.op_type == "ReduceSum" else [0]
+    return any(a.axes[int(x) % rank] not in (None, -1) for x in given) if rank else False
+
+
+def _leaf_growth(a: Abstract | None) -> int:
+    """A leaf's order of growth: a dim's value grows as 1, the variables and constants as 0."""
+    return 1 if a is not None and (a.kind == DIMS).any() else 0
 
 
 def _opset(ctx) -> int:
