@@ -23,7 +23,7 @@ from onnx import TensorProto, helper
 from surgeon import MatchContext, Refusal
 from surgeon.recognise import (KIND_COUNT, AffineMap, DoesNotRun, Failure, Fed, Fitted, Identification, Mapped,
                                NotProved, Outcome, Region, Setting, Static, Symbols, collapsed, conclude,
-                               map_from_probes, precision, probe_matrices)
+                               map_from_probes, measure, precision, probe_matrices)
 
 from .analytic import fit_items
 from .cut import theta_layout
@@ -222,7 +222,7 @@ class Identifier(Identification):
     def concluded(self, base: dict, outcome: Outcome) -> Verdict | Refusal:
         ac = outcome.setting
         if self.mode != "plain" and self.source.scaling is None:  # the fitted theta or map may follow the dims
-            found = self.follow_dims(base, lambda assign: self._coefficients_at(assign, ac), self.tol[1])
+            found = measure(lambda assign: self._coefficients_at(assign, ac), self.dims, base, self.tol[1])
             if found is not None and self.mode == "map":
                 self.source = self._mapped(self.source.affine, found)
             elif found is not None:

@@ -13,17 +13,6 @@ _FUSED = "surgeon.torch.fused_grid_sample()"
 _GRID = "surgeon.torch.affine_grid()"
 
 
-def _dynamo_onnx_export() -> bool:
-    """True while torch.onnx.export(dynamo=True) traces the model.  The exporter's own flag, not
-    torch.onnx.is_in_onnx_export(): dynamo folds that call to False, and the exporter retries a
-    failed non-strict trace through dynamo (strict), which must still reach the symbolic."""
-    try:
-        from torch.onnx._internal.exporter import _flags
-    except ImportError:  # a torch that moved it
-        return torch.onnx.is_in_onnx_export()
-    return bool(_flags._is_onnx_exporting)
-
-
 def fused_grid_sample(x, theta, size=None, mode="bilinear", padding_mode="zeros", align_corners=False):
     """F.grid_sample(x, F.affine_grid(theta, size, align_corners), mode, padding_mode,
     align_corners), without materialising the grid.
@@ -42,7 +31,7 @@ def fused_grid_sample(x, theta, size=None, mode="bilinear", padding_mode="zeros"
     spatial, _ = _checks.spatial(_FUSED, x.shape if size is None else size, nsp, theta.shape[0])
     if torch.jit.is_tracing():
         return _export_ts.FusedGridSample.apply(x, theta, mode, padding_mode, align_corners, *spatial)
-    if _dynamo_onnx_export():
+    if _ops.onnx_exporting():
         return _export_dynamo.fused_grid_sample(x, theta, spatial, mode, padding_mode, align_corners)
     if _ops.plain_eager_cpu(x, theta):  # nothing to record: the kernel without the dispatch
         return _ops.fused_cpu(x, theta, spatial, mode, padding_mode, align_corners)
@@ -58,6 +47,6 @@ def affine_grid(theta, size, align_corners=False):
     spatial, lead = _checks.spatial(_GRID, size, nsp, theta.shape[0])
     if torch.jit.is_tracing():
         return _export_ts.AffineGrid.apply(theta, align_corners, *(spatial if lead is None else lead + spatial))
-    if _dynamo_onnx_export():
+    if _ops.onnx_exporting():
         return _export_dynamo.affine_grid(theta, spatial, lead, align_corners)
     return torch.ops.surgeon.affine_grid(theta, spatial, align_corners)

@@ -38,11 +38,14 @@ def plain_eager_cpu(x: torch.Tensor, theta: torch.Tensor) -> bool:
             and torch._C._len_torch_dispatch_stack() == 0 and torch._C._functorch.peek_interpreter_stack() is None)
 
 
-_EXPORT_FLAGS = []  # torch.onnx's exporter flags module, looked up once (None: this torch has none)
+_EXPORT_FLAGS = []  # torch.onnx's exporter flags module, looked up once (None: a torch that moved it)
 _SPATIAL_THETA = {4: (2, 3), 5: (3, 4)}  # x's rank -> theta's [k, k + 1]
 
 
-def _onnx_exporting() -> bool:
+def onnx_exporting() -> bool:
+    """True while torch.onnx.export(dynamo=True) traces the model.  The exporter's own flag, not
+    torch.onnx.is_in_onnx_export(): dynamo folds that call to False, and the exporter retries a
+    failed non-strict trace through dynamo (strict), which must still reach the symbolic."""
     if not _EXPORT_FLAGS:
         try:
             from torch.onnx._internal.exporter import _flags
@@ -92,10 +95,7 @@ def plain_call(x, theta, size, mode, padding_mode, align_corners):
         spatial = list(size[-nsp:])
     if min(xs[2:]) <= 0:
         return None
-    if (x.requires_grad or theta.requires_grad) and torch.is_grad_enabled():
-        return None
-    if _onnx_exporting() or torch._C._is_torch_function_mode_enabled() or torch._C._len_torch_dispatch_stack() \
-            or torch._C._functorch.peek_interpreter_stack() is not None:
+    if onnx_exporting() or not plain_eager_cpu(x, theta):
         return None
     return spatial
 

@@ -39,7 +39,7 @@ from .matrices import KIND_COUNT, probe_matrices
 from .prove import TABLE, Proof, evaluate_region, prove
 from .recogniser import Recognised, Recogniser
 from .region import DoesNotRun, Probe, Region, cut, probes, reads_only_shapes
-from .runner import RegionRunner, Run, probe_failure
+from .runner import RegionRunner
 from .scaling import DimScaling, measure
 from .small_dims import combinations, prove_beyond_one
 from .sources import Fed, Fitted, Mapped, collapsed, map_from_probes
@@ -55,7 +55,7 @@ __all__ = ["BRANCH", "prove", "Proof", "Abstract", "NotProved", "TABLE", "KNOWN"
            "DimScaling", "measure", "combinations", "prove_beyond_one",
            "leaves", "symbolic_key", "declared_lie", "AT_LEAST_ONE", "runs", "tie_co_valued",
            "pinned_elsewhere", "SizeWriter", "fixed_elements", "AffineMap", "fit_map", "precision", "scaled",
-           "RegionRunner", "Run", "probe_failure", "DimsVerdict", "Outcome", "Setting", "conclude",
+           "RegionRunner", "DimsVerdict", "Outcome", "Setting", "conclude",
            "Identification", "Cuts", "Verdicts", "region_symbols", "strategies", "Words", "cut_back",
            "AffineProof", "prove_affine", "Fed", "Fitted", "Mapped", "map_from_probes", "collapsed",
            "KIND_COUNT", "probe_matrices", "dim_piece"]

@@ -23,7 +23,6 @@ from .elements import NotProved
 from .leaves import AT_LEAST_ONE
 from .prove import evaluate_region
 from .region import DoesNotRun
-from .scaling import measure
 from .small_dims import prove_beyond_one
 from .symbols import DimPlan
 from .ties import Failure, partitions, search, size_hints, split
@@ -108,11 +107,7 @@ class Identification:
     def start(self, base: dict) -> Outcome | Failure:
         return self.prove_once(base) or self.first(base)
 
-    # -- coefficients that follow the dims --------------------------------------------------------
-
-    def follow_dims(self, base: dict, coefficients_at, rtol: float):
-        """How the coefficients ``coefficients_at(assign)`` gives follow the dims, or None."""
-        return measure(coefficients_at, self.dims, base, rtol)
+    # -- coefficients that follow the dims (scaling.measure) -------------------------------------
 
     def all_varied(self, base: dict, setting) -> Failure | None:
         """Every group varied at once (each was varied alone before), so a sum of powers is not

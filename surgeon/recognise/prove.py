@@ -171,10 +171,6 @@ def prove(ctx, nodes, outputs: list[str], leaves: dict[str, Abstract], feeds: di
             for name, value in zip(outs, out_vals):  # constants in, constants out: no rule to run
                 abstract[name] = arith.finish(known(np.asarray(value)), value)
             continue
-        sizing_of = getattr(rules.get((domain, node.op_type)), "sizing", None) or _SIZING.get(node.op_type, ())
-        found = growth(node, [degree.get(i, (_leaf_growth(ins[k]), None)) if i else (0, None)
-                              for k, i in enumerate(node.inputs)], vals, () if node.op_type == "Range" else sizing_of,
-                       _counted(node, ins[0] if ins else None, vals))
         rule = rules.get((domain, node.op_type)) or (TABLE.get(node.op_type) if domain == "" else None) or \
             CONTRIB.get((domain, node.op_type)) or _unknown
         if rule is arith.extreme and node.op_type == "Clip" and _opset(ctx) < 11:
@@ -186,6 +182,9 @@ def prove(ctx, nodes, outputs: list[str], leaves: dict[str, Abstract], feeds: di
         except (ValueError, IndexError, TypeError) as exc:  # a rule meeting a shape it was not written for
             raise NotProved(f"{node.label}: cannot follow its elements ({type(exc).__name__}: {exc})") from None
         sizing = getattr(rule, "sizing", None) or _SIZING.get(node.op_type, ())
+        found = growth(node, [degree.get(i, (_leaf_growth(ins[k]), None)) if i else (0, None)
+                              for k, i in enumerate(node.inputs)], vals, () if node.op_type == "Range" else sizing,
+                       _counted(node, ins[0] if ins else None, vals))
         for name, result, axes in zip(outs, results, propagate(node, ins, vals, out_vals)):
             if result.axes is None or len(result.axes) != result.kind.ndim:
                 result.axes = axes if len(axes) == result.kind.ndim else None
