@@ -27,6 +27,7 @@ from surgeon.recognise import (KIND_COUNT, AffineMap, DoesNotRun, Failure, Fed, 
 
 from .analytic import fit_items
 from .cut import theta_layout
+from .exact_grid import exact_refusal
 from .grid_ops import GridRunner
 from .prove import prove_grid, unread
 from .verdict import Verdict, stale_grid_type
@@ -249,5 +250,6 @@ class Identifier(Identification):
         if failed is not None:
             return Refusal(f"the grid's coefficients follow the dims, but not as one power of each: {failed.reason}")
         verdict.theta_scaling = self.source.scaling
-        return verdict
+        values = self.proof.values if self.proof is not None else {}
+        return exact_refusal(self.ctx, self.cut, self.symbols, self.dims, values, verdict, self.layout) or verdict
 

@@ -23,6 +23,7 @@ class Verdict(DimsVerdict):
     precision: str = "single"  # the lowest float precision the region computes in
     grid_dtype: np.dtype | None = None  # the grid's type as computed (declared types may be stale)
     reads: int = 0  # theta elements (one item, row-major bits) the original's grid reads
+    exact: str | None = None  # "proved": equal for every size by algebra (exact_grid.py); else why not
 
 
 def stale_grid_type(declared: int | None, computed: np.dtype | None) -> str | None:

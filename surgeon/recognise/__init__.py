@@ -16,6 +16,9 @@ for a region whose dims are symbols (the affine-grid pattern is built on it):
    says (the variable, an affine map of it, constants fitted; probe matrices from ``matrices``;
    exact fits from ``fit``), with coefficients that follow the dims (``scaling``), and concludes
    how the output's dims follow the inputs' (``conclude``);
+3b. identify for every size: ``symbolic`` evaluates the region's generic element exactly (dims,
+   positions and the variable's elements as symbols; ``symbolic_rules``, ``algebra``) for the
+   caller to compare with the form it identified, as rational functions;
 4. write: ``SizeWriter`` (``surgeon.rewrite.sizes``) reads sizes and coefficients off the
    model's own dims at run time.
 
@@ -25,6 +28,7 @@ May import: ``graph/``, ``rewrite/`` (the match context it serves), ``errors``.
 from ..graph.node import shape_range
 from ..rewrite.sizes import DimOf, ElemOf, Fixed, Piece, SizeWriter, dim_piece
 from .affine_proof import AffineProof, prove_affine
+from .algebra import Poly, Ratio, differs
 from .bounds import BRANCH
 from .conclude import DimsVerdict, Outcome, Setting, conclude
 from .cutting import Words, cut_back
@@ -44,6 +48,8 @@ from .scaling import DimScaling, measure
 from .small_dims import combinations, prove_beyond_one
 from .sources import Fed, Fitted, Mapped, collapsed, map_from_probes
 from .strategies import Cuts, Verdicts, region_symbols, strategies
+from .symbolic import NotExact, Sym, dim_of, dim_symbol, integers, region_leaves, to_ratio
+from .symbolic import evaluate as evaluate_exactly
 from .symbols import Computed, Dim, DimPlan, Follows, OutputDim, Static, Symbols
 from .ties import Failure, partitions, pinned_elsewhere, runs, search, size_hints, split, tie_co_valued
 
@@ -58,4 +64,5 @@ __all__ = ["BRANCH", "prove", "Proof", "Abstract", "NotProved", "TABLE", "KNOWN"
            "RegionRunner", "DimsVerdict", "Outcome", "Setting", "conclude",
            "Identification", "Cuts", "Verdicts", "region_symbols", "strategies", "Words", "cut_back",
            "AffineProof", "prove_affine", "Fed", "Fitted", "Mapped", "map_from_probes", "collapsed",
-           "KIND_COUNT", "probe_matrices", "dim_piece"]
+           "KIND_COUNT", "probe_matrices", "dim_piece", "Poly", "Ratio", "differs", "NotExact", "Sym", "dim_of",
+           "dim_symbol", "integers", "region_leaves", "to_ratio", "evaluate_exactly"]

@@ -11,7 +11,7 @@ faster with the positions and dims (``positions``), or the declared value_info t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..errors import SurgeonError
 from ..rewrite.match import Refusal
@@ -29,6 +29,7 @@ class AffineProof:
     narrowed: list[str]  # float casts that narrow on the way
     extent_branched: bool = False  # a sized node's size came out of a branch: read it, never a dim
     small_dims: bool = False  # proved over dims of at least 2 and each combination at 1 (small_dims)
+    values: dict = field(default_factory=dict, repr=False)  # the region's values where it was proved
 
 
 def prove_affine(ctx, region: Region, symbols, feeds: dict, group_of, values: dict | None = None,
@@ -68,4 +69,4 @@ def prove_affine(ctx, region: Region, symbols, feeds: dict, group_of, values: di
     lie = declared_lie(ctx, region.nodes, proof.values)
     if lie:
         return Refusal(lie)
-    return AffineProof(out.all_reads(), item or 0, proof.narrowed, extent_branched=kept)
+    return AffineProof(out.all_reads(), item or 0, proof.narrowed, extent_branched=kept, values=proof.values)
