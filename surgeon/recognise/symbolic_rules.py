@@ -7,7 +7,7 @@ import numpy as np
 import sympy
 
 from .algebra import Ratio
-from .symbolic import (_HUGE, NotExact, Sym, broadcast, broadcast_index, constant, flat_index, integers, number,
+from .symbolic import (_HUGE, LEAST, NotExact, Sym, broadcast, broadcast_index, constant, flat_index, integers, number,
                        same, split, dim_symbol,
                        to_integer, to_ratio, unflat_index)
 
@@ -384,8 +384,8 @@ def _bound(value, extent, node):
             return sympy.expand(extent + v) if v > -_HUGE else sympy.Integer(0)
         if extent.is_Integer:
             return sympy.Integer(min(v, int(extent)))
-        if v == 0:
-            return sympy.Integer(0)
+        if v <= LEAST:  # within every extent of at least LEAST (a size of 1 is small_dims')
+            return sympy.Integer(v)
         raise NotExact(f"{node.label}: a slice bound {v} on an axis whose extent follows the dims")
     if same(value, extent):
         return extent
