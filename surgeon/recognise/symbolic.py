@@ -335,6 +335,7 @@ def evaluate(ctx, nodes, values: dict, leaves: dict[str, Sym], output: str, rule
     given, runs inside the same guards and its result is returned instead."""
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 20000))
+    evaluation = None
     try:
         evaluation = Evaluation(ctx, nodes, values, leaves, rules)
         element = evaluation.element(output)
@@ -343,6 +344,9 @@ def evaluate(ctx, nodes, values: dict, leaves: dict[str, Sym], output: str, rule
         raise NotExact(f"{type(exc).__name__}") from None
     finally:
         sys.setrecursionlimit(limit)
+        if evaluation is not None:  # its tensors' closures hold it: a cycle that would keep the model
+            evaluation.syms.clear()
+            evaluation.ctx = evaluation.values = None
 
 
 def dim_of(dims, cls: int):

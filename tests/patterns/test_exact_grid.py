@@ -13,7 +13,7 @@ import surgeon_patterns.identify as identify
 from ..builders import GraphBuilder
 from .fusing import fuse_alone, refusal_reasons
 from .runner import ort_run, run_split
-from .test_pixel_space import corner_pixels
+from .pixel_grids import corner_pixels
 
 
 def _grid_plus(term, dynamic: bool = True):
