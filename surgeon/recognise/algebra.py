@@ -34,27 +34,27 @@ class Poly:
         self.terms = {m: cv for m, cv in (terms or {}).items() if cv[0] != 0.0 or cv[1] != 0.0}
 
     @staticmethod
-    def const(value: float) -> "Poly":
+    def const(value: float) -> Poly:
         return Poly({(): (float(value), abs(float(value)))})
 
     @staticmethod
-    def symbol(name: str) -> "Poly":
+    def symbol(name: str) -> Poly:
         return Poly({((name, 1),): (1.0, 1.0)})
 
-    def __add__(self, other: "Poly") -> "Poly":
+    def __add__(self, other: Poly) -> Poly:
         out = dict(self.terms)
         for m, (c, g) in other.terms.items():
             c0, g0 = out.get(m, (0.0, 0.0))
             out[m] = (c0 + c, g0 + g)
         return Poly(out)
 
-    def __neg__(self) -> "Poly":
+    def __neg__(self) -> Poly:
         return Poly({m: (-c, g) for m, (c, g) in self.terms.items()})
 
-    def __sub__(self, other: "Poly") -> "Poly":
+    def __sub__(self, other: Poly) -> Poly:
         return self + (-other)
 
-    def __mul__(self, other: "Poly") -> "Poly":
+    def __mul__(self, other: Poly) -> Poly:
         out: dict = {}
         for m1, (c1, g1) in self.terms.items():
             for m2, (c2, g2) in other.terms.items():
@@ -63,7 +63,7 @@ class Poly:
                 out[m] = (c0 + c1 * c2, g0 + g1 * g2)
         return Poly(out)
 
-    def scale(self, k: float) -> "Poly":
+    def scale(self, k: float) -> Poly:
         return Poly({m: (c * k, g * abs(k)) for m, (c, g) in self.terms.items()})
 
     def number(self) -> float | None:
@@ -84,7 +84,7 @@ class Poly:
         """Structure and values, magnitudes aside (equal keys: the same polynomial)."""
         return tuple(sorted((m, c) for m, (c, _) in self.terms.items() if c != 0.0))
 
-    def substitute(self, name: str, value: "Poly") -> "Poly":
+    def substitute(self, name: str, value: Poly) -> Poly:
         out = Poly()
         for m, cg in self.terms.items():
             term = Poly({tuple((s, p) for s, p in m if s != name): cg})
@@ -110,38 +110,38 @@ class Ratio:
     den: Poly
 
     @staticmethod
-    def of(p: Poly) -> "Ratio":
+    def of(p: Poly) -> Ratio:
         return Ratio(p, Poly.const(1.0))
 
     @staticmethod
-    def const(value: float) -> "Ratio":
+    def const(value: float) -> Ratio:
         return Ratio.of(Poly.const(value))
 
-    def _over(self, other: "Ratio"):
+    def _over(self, other: Ratio):
         if self.den.key() == other.den.key():
             return self.num, other.num, self.den
         return self.num * other.den, other.num * self.den, self.den * other.den
 
-    def __add__(self, other: "Ratio") -> "Ratio":
+    def __add__(self, other: Ratio) -> Ratio:
         a, b, d = self._over(other)
         return Ratio(a + b, d).tidy()
 
-    def __sub__(self, other: "Ratio") -> "Ratio":
+    def __sub__(self, other: Ratio) -> Ratio:
         a, b, d = self._over(other)
         return Ratio(a - b, d).tidy()
 
-    def __neg__(self) -> "Ratio":
+    def __neg__(self) -> Ratio:
         return Ratio(-self.num, self.den)
 
-    def __mul__(self, other: "Ratio") -> "Ratio":
+    def __mul__(self, other: Ratio) -> Ratio:
         return Ratio(self.num * other.num, self.den * other.den).tidy()
 
-    def __truediv__(self, other: "Ratio") -> "Ratio":
+    def __truediv__(self, other: Ratio) -> Ratio:
         if other.num.exactly_zero():
             raise ZeroDivisionError("division by an exact zero")
         return Ratio(self.num * other.den, self.den * other.num).tidy()
 
-    def tidy(self) -> "Ratio":
+    def tidy(self) -> Ratio:
         """A denominator that is one number is divided through (a 0.5 stays a coefficient)."""
         n = self.den.number()
         if n is not None and n != 0.0 and n != 1.0:

@@ -19,8 +19,8 @@ concatenation along a run-time axis, an op with no rule) ends the evaluation wit
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 import sympy
@@ -285,7 +285,7 @@ class Evaluation:
                 out[name] = Bound(least=LEAST)
         return out
 
-    def element(self, name: str) -> "Element":
+    def element(self, name: str) -> Element:
         """Every element of ``name`` at a generic position: one ``Ratio`` per index of its trailing
         axes of a numeric extent up to 8 (enumerated), at positions ``p<axis>`` (sympy symbols,
         0 on an axis of extent 1) along the others."""
@@ -397,4 +397,4 @@ def region_leaves(region, symbols, dims, values: dict, evaluation) -> dict[str, 
     return leaves
 
 
-from .symbolic_rules import CONTRIB, RULES  # noqa: E402  (the rules use the helpers above)
+from .symbolic_rules import CONTRIB, RULES

@@ -7,9 +7,8 @@ import numpy as np
 import sympy
 
 from .algebra import Ratio
-from .symbolic import (_HUGE, LEAST, NotExact, Sym, broadcast, broadcast_index, constant, flat_index, integers, number,
-                       same, split, dim_symbol,
-                       to_integer, to_ratio, unflat_index)
+from .symbolic import (_HUGE, LEAST, NotExact, Sym, broadcast, broadcast_index, constant, dim_symbol, flat_index,
+                       integers, number, same, split, to_integer, to_ratio, unflat_index)
 
 
 def _ints(sym: Sym) -> list[int]:

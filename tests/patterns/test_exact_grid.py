@@ -6,14 +6,14 @@ twin, and the real spellings still fuse with the check done ("proved")."""
 import numpy as np
 import pytest
 from onnx import TensorProto
+from surgeon_patterns import identify
 
 import surgeon
-import surgeon_patterns.identify as identify
 
 from ..builders import GraphBuilder
 from .fusing import fuse_alone, refusal_reasons
-from .runner import ort_run, run_split
 from .pixel_grids import corner_pixels
+from .runner import ort_run, run_split
 
 
 def _grid_plus(term, dynamic: bool = True):

@@ -9,7 +9,15 @@ import pytest
 from onnx import TensorProto, numpy_helper
 
 from surgeon.graph.node import Node
-from surgeon.recognise import NotExact, Poly, Ratio, Sym, differs, dim_symbol, evaluate_exactly
+from surgeon.recognise import (
+    NotExact,
+    Poly,
+    Ratio,
+    Sym,
+    differs,
+    dim_symbol,
+    evaluate_exactly,
+)
 from surgeon.recognise.algebra import Bound, positive
 
 from ..builders import GraphBuilder
