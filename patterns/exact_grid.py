@@ -14,14 +14,11 @@ Decides: a ``Refusal`` naming the term, or nothing (the verdict stands).
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-import numpy as np
 import sympy
 
 from surgeon import Refusal
-from surgeon.recognise import (NotExact, Poly, Ratio, Sym, differs, dim_of, evaluate_exactly, integers, region_leaves,
-                               to_ratio)
+from surgeon.recognise import (NotExact, Ratio, Sym, coefficients, differs, evaluate_exactly, integers, mapped,
+                               region_leaves, to_ratio, where, without_noise)
 
 from .grid_ops import CUSTOM_DOMAIN
 from .verify import GRID_TOLERANCES
@@ -38,22 +35,27 @@ def exact_refusal(ctx, cut, symbols, dims, values: dict, verdict, layout) -> Ref
     atol = GRID_TOLERANCES.get(verdict.precision, GRID_TOLERANCES["single"])[0]
 
     def off(evaluation, element):
-        """Where the verdict's grid leaves the region's, as ``differs`` says, with the coordinate."""
+        """Where the verdict's grid leaves the region's (``differs``), with the coordinate."""
         theta = _theta(evaluation, element, cut, verdict, layout, dims)
-        target = _grid(theta, element, verdict)
+        spatial, positions = element.shape[1:1 + verdict.k], element.positions[1:1 + verdict.k]
         for tail, value in element.values.items():
-            names = value.symbols() | target[tail].symbols()
-            found = differs(value, target[tail], rtol, evaluation.domain(names), atol)
+            target = grid_element(lambda j: theta[tail[-1]][j], spatial, positions, verdict.align_corners)
+            found = differs(value, target, rtol, evaluation.domain(value.symbols() | target.symbols()), atol)
             if found:
                 return found, tail[-1]
         return None
 
     def compare(evaluation, element):
         found = off(evaluation, element)
-        if found and verdict.theta_scaling is not None:
-            found = _pruned(verdict, lambda: off(evaluation, element), rtol) and found
+        if found and verdict.theta_scaling is not None:  # fitted weights that are noise go, if that does it
+            kept, verdict.theta_scaling = verdict.theta_scaling, without_noise(verdict.theta_scaling, rtol)
+            if off(evaluation, element) is None:
+                found = None
+            else:
+                verdict.theta_scaling = kept
         if found:
-            return Refusal(_described(*found, symbols))
+            return Refusal(f"the grid is not affine_grid at every size: by its exact expression, coordinate "
+                           f"{found[1]}'s {where(found[0], symbols, 'theta')}, where the probes' sizes hid it")
         verdict.exact = "proved"
         return None
 
@@ -65,80 +67,25 @@ def exact_refusal(ctx, cut, symbols, dims, values: dict, verdict, layout) -> Ref
         return None
 
 
-def _pruned(verdict, off, rtol: float) -> bool:
-    """Drop fitted weights that are noise: a weight fitted to float32 samples may hold a term
-    like 4e-9 * W / H, unseen at the probes' sizes and 1e-4 at 65,536 columns. Every weight
-    under ``rtol`` of its coefficient's largest goes; the verdict keeps the pruned scaling when
-    that makes the grid equal (False), else its own (True: still off)."""
-    scaling = verdict.theta_scaling
-    top = np.abs(scaling.weights).max(axis=0, keepdims=True)
-    weights = np.where(np.abs(scaling.weights) <= rtol * top, 0.0, scaling.weights)
-    verdict.theta_scaling = replace(scaling, weights=weights)
-    if off() is None:
-        return False
-    verdict.theta_scaling = scaling
-    return True
-
-
 def _theta(evaluation, element, cut, verdict, layout, dims) -> list[list[Ratio]]:
     """theta' [k][k+1] the rewrite computes, for the item the element's first position names."""
     k = verdict.k
-    item = element.positions[0] if element.positions else sympy.Integer(0)
-    coefficients = _coefficients(verdict, dims)
+    scaled = coefficients(verdict.theta_scaling, dims) if verdict.theta_scaling is not None else None
     if verdict.theta_value is not None:
         if verdict.theta_value.shape[0] != 1:
             raise NotExact("a fitted theta per item")
-        flat = coefficients if coefficients is not None else \
-            [Ratio.const(float(x)) for x in verdict.theta_value[0].reshape(-1)]
-        return [flat[r * (k + 1):(r + 1) * (k + 1)] for r in range(k)]
-    variable = evaluation.sym(cut.variable)
-
-    def fed(m: int) -> Ratio:
-        r, c = divmod(m, layout.cols)
-        index = (item, sympy.Integer(m)) if layout.flat else (item, sympy.Integer(r), sympy.Integer(c))
-        return variable.at(index)
-
-    if verdict.theta_map is None:
-        return [[fed(r * layout.cols + c) for c in range(k + 1)] for r in range(k)]
-    weight = verdict.theta_map.weight
-    p, q = weight.shape
-    if coefficients is None:
-        coefficients = [Ratio.const(float(x)) for x in [*weight.reshape(-1), *verdict.theta_map.bias.reshape(-1)]]
-    sources = [fed(m) for m in range(p)]
-    flat = []
-    for i in range(q):
-        total = coefficients[p * q + i]
-        for m in range(p):
-            w = coefficients[m * q + i]
-            if w.number() != 0.0:
-                total = total + sources[m] * w
-        flat.append(total)
+        flat = scaled or [Ratio.const(float(x)) for x in verdict.theta_value[0].reshape(-1)]
+    else:
+        item = element.positions[0] if element.positions else sympy.Integer(0)
+        variable = evaluation.sym(cut.variable)
+        fed = [variable.at((item, sympy.Integer(m)) if layout.flat else
+                           (item, sympy.Integer(m // layout.cols), sympy.Integer(m % layout.cols)))
+               for m in range(layout.rows * layout.cols)]
+        if verdict.theta_map is None:
+            return [fed[r * layout.cols:r * layout.cols + k + 1] for r in range(k)]
+        found = verdict.theta_map
+        flat = mapped(fed, scaled or [Ratio.const(float(x)) for x in [*found.weight.reshape(-1), *found.bias]])
     return [flat[r * (k + 1):(r + 1) * (k + 1)] for r in range(k)]
-
-
-def _coefficients(verdict, dims) -> list[Ratio] | None:
-    """Each coefficient the dims scale (``DimScaling``), as the rational function it was fitted as."""
-    scaling = verdict.theta_scaling
-    if scaling is None:
-        return None
-    monomials = []
-    for row in scaling.rows:
-        term = Ratio.const(1.0)
-        for rep, (e, f) in zip(scaling.reps, row):
-            d = to_ratio(dim_of(dims, rep)).num
-            for factor, power in ((d, e), (d - Poly.const(1.0), f)):
-                for _ in range(abs(power)):
-                    term = term * Ratio.of(factor) if power > 0 else term / Ratio.of(factor)
-        monomials.append(term)
-    out = []
-    for i in range(scaling.weights.shape[1]):
-        total = Ratio.const(0.0)
-        for r, monomial in enumerate(monomials):
-            w = float(scaling.weights[r, i])
-            if w != 0.0:
-                total = total + monomial * Ratio.const(w)
-        out.append(total)
-    return out
 
 
 def coordinate(extent, position, align_corners: int) -> Ratio:
@@ -152,47 +99,20 @@ def coordinate(extent, position, align_corners: int) -> Ratio:
     return Ratio(to_ratio(2 * position + 1 - extent).num, to_ratio(extent).num).tidy()
 
 
-def _grid(theta, element, verdict) -> dict:
-    """affine_grid(theta') at the element's position: channel c = sum_j theta'[c][j] coord_j +
-    theta'[c][k], coord_0 along the last spatial axis (x)."""
-    k = verdict.k
-    spatial, positions = element.shape[1:1 + k], element.positions[1:1 + k]
-    if len(spatial) != k or len(positions) != k:
+def grid_element(row, spatial, positions, align_corners: int) -> Ratio:
+    """One coordinate of affine_grid at ``positions``: sum_j row(j) coord_j + row(k), ``row(j)``
+    theta's element in that coordinate's row, coord_0 along the last spatial axis (x)."""
+    k = len(spatial)
+    if len(positions) != k:
         raise NotExact("a grid whose spatial axes are not the leading ones")
-    coords = [coordinate(spatial[k - 1 - j], positions[k - 1 - j], verdict.align_corners) for j in range(k)]
-    out = {}
-    for c in range(k):
-        total = theta[c][k]
-        for j in range(k):
-            total = total + theta[c][j] * coords[j]
-        out[(c,)] = total
-    return out
-
-
-def _described(found, coordinate_index: int, symbols) -> str:
-    """The refusal: where the exact grid leaves affine_grid, and by how much."""
-    free, error, size, point = found
-    theta = _named(free, symbols).lstrip(" *") or "the constant part"
-    at = ", ".join(f"{_named(((s, 1),), symbols).lstrip(' *')}={int(v)}" for s, v in sorted(point.items()))
-    return (f"the grid is not affine_grid at every size: by its exact expression, coordinate {coordinate_index}'s "
-            f"term in {theta} is off by {abs(error):.3g} (of {size:.3g}) at {at}, where the probes' sizes hid it")
-
-
-def _named(monomial, symbols) -> str:
-    parts = []
-    for name, power in monomial:
-        if name.startswith("d"):
-            label = symbols.name(int(name[1:]))
-        elif name.startswith("p"):
-            label = f"position[{name[1:]}]"
-        else:
-            label = f"theta[{name[1:]}]"
-        parts.append(f" * {label}" + (f"^{power}" if power != 1 else ""))
-    return "".join(parts)
+    total = row(k)
+    for j in range(k):
+        total = total + row(j) * coordinate(spatial[k - 1 - j], positions[k - 1 - j], align_corners)
+    return total
 
 
 def _affine_grid(ev, node, ins):
-    """A grid op in the region (ONNX's AffineGrid, the contract's, ATen's): its element exactly."""
+    """A grid op in the region (ONNX's AffineGrid, the contract's): its element exactly."""
     theta = ins[0]
     if len(ins) > 1 and ins[1] is not None:
         spatial = tuple(integers(ins[1])[2:])
@@ -200,15 +120,10 @@ def _affine_grid(ev, node, ins):
         spatial = tuple(sympy.Integer(int(s)) for s in node.attr("output_size"))[2:]
     else:
         raise NotExact(f"{node.label}: a grid op without a size")
-    ac = int(node.attr("align_corners", 0) or 0)
-    k = len(spatial)
+    ac, k = int(node.attr("align_corners", 0) or 0), len(spatial)
+
     def at(index):
-        item, positions, c = index[0], index[1:1 + k], index[-1]
-        coords = [coordinate(spatial[k - 1 - j], positions[k - 1 - j], ac) for j in range(k)]
-        total = theta.at((item, c, sympy.Integer(k)))
-        for j in range(k):
-            total = total + theta.at((item, c, sympy.Integer(j))) * coords[j]
-        return total
+        return grid_element(lambda j: theta.at((index[0], index[-1], sympy.Integer(j))), spatial, index[1:1 + k], ac)
 
     return [Sym((theta.shape[0], *spatial, sympy.Integer(k)), at)]
 

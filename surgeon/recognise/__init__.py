@@ -18,7 +18,8 @@ for a region whose dims are symbols (the affine-grid pattern is built on it):
    how the output's dims follow the inputs' (``conclude``);
 3b. identify for every size: ``symbolic`` evaluates the region's generic element exactly (dims,
    positions and the variable's elements as symbols; ``symbolic_rules``, ``algebra``) for the
-   caller to compare with the form it identified, as rational functions;
+   caller to compare with the form it identified (written by ``exact_forms``), as rational
+   functions;
 4. write: ``SizeWriter`` (``surgeon.rewrite.sizes``) reads sizes and coefficients off the
    model's own dims at run time.
 
@@ -50,6 +51,7 @@ from .sources import Fed, Fitted, Mapped, collapsed, map_from_probes
 from .strategies import Cuts, Verdicts, region_symbols, strategies
 from .symbolic import NotExact, Sym, dim_of, dim_symbol, integers, region_leaves, to_ratio
 from .symbolic import evaluate as evaluate_exactly
+from .exact_forms import coefficients, mapped, named, where, without_noise
 from .symbols import Computed, Dim, DimPlan, Follows, OutputDim, Static, Symbols
 from .ties import Failure, partitions, pinned_elsewhere, runs, search, size_hints, split, tie_co_valued
 
@@ -65,4 +67,5 @@ __all__ = ["BRANCH", "prove", "Proof", "Abstract", "NotProved", "TABLE", "KNOWN"
            "Identification", "Cuts", "Verdicts", "region_symbols", "strategies", "Words", "cut_back",
            "AffineProof", "prove_affine", "Fed", "Fitted", "Mapped", "map_from_probes", "collapsed",
            "KIND_COUNT", "probe_matrices", "dim_piece", "Poly", "Ratio", "differs", "NotExact", "Sym", "dim_of",
-           "dim_symbol", "integers", "region_leaves", "to_ratio", "evaluate_exactly"]
+           "dim_symbol", "integers", "region_leaves", "to_ratio", "evaluate_exactly", "coefficients", "mapped",
+           "named", "where", "without_noise"]

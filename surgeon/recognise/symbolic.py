@@ -266,10 +266,10 @@ class Evaluation:
             return {"Greater": n > 0, "Less": n < 0, "Equal": n == 0, "GreaterOrEqual": n >= 0,
                     "LessOrEqual": n <= 0}[op]
         least = {s: LEAST for s in poly.symbols() if s.startswith("d")}
-        if op in ("Greater", "GreaterOrEqual", "Equal") and positive(poly, least):
-            return op != "Equal"
-        if op in ("Less", "LessOrEqual", "Equal") and positive(-poly, least):
-            return op != "Equal"
+        sign = 1 if positive(poly, least) else -1 if positive(-poly, least) else 0
+        if sign:  # strictly one side at every dim of at least LEAST
+            return {"Greater": sign > 0, "GreaterOrEqual": sign > 0, "Less": sign < 0, "LessOrEqual": sign < 0,
+                    "Equal": False}[op]
         raise NotExact(f"a comparison of sizes ({op}) that goes either way")
 
     def domain(self, names) -> dict:

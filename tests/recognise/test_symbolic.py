@@ -92,9 +92,10 @@ def _guarded(threshold):
     return build
 
 
-def _extreme(op, bound):
+def _extreme(op, bound, bound_first=False):
     def build(g, x):
-        w = g.op(op, _w(g, x), g.const(np.float32(bound)))
+        pair = (g.const(np.float32(bound)), _w(g, x))
+        w = g.op(op, *(pair if bound_first else pair[::-1]))
         return g.op("Expand", g.op("Reshape", g.op("Mul", _columns(g, x), w), g.ints([1, -1])), g.op("Shape", x))
     return build
 
@@ -111,6 +112,8 @@ EXACT = [
     ("normalised column", _normalised, _ratio(2 * P1 + 1 - W, W)),
     ("a guard settled for W >= 2", _guarded(1.0), _ratio(P1, W - 1)),
     ("Max(W, 1) is W", _extreme("Max", 1.0), _ratio(P1 * W)),
+    ("Min(W, 1) is 1", _extreme("Min", 1.0), _ratio(P1)),
+    ("Max(1, W) is W", _extreme("Max", 1.0, bound_first=True), _ratio(P1 * W)),
 ]
 
 
