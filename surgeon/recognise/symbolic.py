@@ -182,12 +182,19 @@ def number(expr) -> int:
     return int(expr)
 
 
+def scalar(sym: Sym) -> Ratio:
+    """The one element of a tensor whose every extent is 1 (a scalar, or a [1] a graph broadcasts)."""
+    if any(e != 1 for e in sym.shape):
+        raise NotExact(f"a tensor of extents {sym.shape} where one value is read")
+    return sym.at(tuple(sympy.Integer(0) for _ in sym.shape))
+
+
 def integers(sym: Sym) -> list:
     """Every element of a small 1-D (or scalar) tensor, as integers (sizes, axes, bounds)."""
     if len(sym.shape) > 1:
         raise NotExact("a size tensor of rank above 1")
     if not sym.shape:
-        return [to_integer(sym.at(()))]
+        return [to_integer(scalar(sym))]
     return [to_integer(sym.at((sympy.Integer(i),))) for i in range(number(sym.shape[0]))]
 
 
@@ -342,6 +349,8 @@ def evaluate(ctx, nodes, values: dict, leaves: dict[str, Sym], output: str, rule
         return then(evaluation, element) if then else element
     except (RecursionError, ZeroDivisionError, OverflowError) as exc:
         raise NotExact(f"{type(exc).__name__}") from None
+    except (ValueError, IndexError, TypeError, KeyError) as exc:  # a rule meeting a form it was not written for
+        raise NotExact(f"{type(exc).__name__}: {exc}") from None
     finally:
         sys.setrecursionlimit(limit)
         if evaluation is not None:  # its tensors' closures hold it: a cycle that would keep the model

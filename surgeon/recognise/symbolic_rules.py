@@ -8,7 +8,7 @@ import sympy
 
 from .algebra import Ratio
 from .symbolic import (_HUGE, LEAST, NotExact, Sym, broadcast, broadcast_index, constant, dim_symbol, flat_index,
-                       integers, number, same, split, to_integer, to_ratio, unflat_index)
+                       integers, number, same, scalar, split, to_integer, to_ratio, unflat_index)
 
 
 def _ints(sym: Sym) -> list[int]:
@@ -407,7 +407,7 @@ def _shape(ev, node, ins):
 
 
 def _range(ev, node, ins):
-    start, limit, delta = (s.at(()) for s in ins)
+    start, limit, delta = (scalar(s) for s in ins)
     step = delta.number()
     if step != 1:
         raise NotExact(f"{node.label}: a range with step {step}")
