@@ -189,6 +189,27 @@ def scalar(sym: Sym) -> Ratio:
     return sym.at(tuple(sympy.Integer(0) for _ in sym.shape))
 
 
+def _affine_read(table: np.ndarray, positions: list) -> Ratio:
+    """``table[positions]`` for a table that is ``base + sum_k step_k * i_k`` at every element."""
+    table = table.astype(np.float64)
+    if not np.all(np.isfinite(table)):
+        raise NotExact("a constant that is not finite")
+    origin = (0,) * table.ndim
+    base, value = float(table[origin]), None
+    steps, fitted = [], np.full(table.shape, float(table[origin]))
+    for k, extent in enumerate(table.shape):
+        step = float(table[tuple(1 if a == k else 0 for a in range(table.ndim))] - base) if extent > 1 else 0.0
+        steps.append(step)
+        fitted = fitted + step * np.arange(extent).reshape([-1 if a == k else 1 for a in range(table.ndim)])
+    if not np.array_equal(fitted, table):
+        raise NotExact("a constant table read at a position that follows the dims")
+    value = Ratio.const(base)
+    for step, position in zip(steps, positions):
+        if step:
+            value = value + Ratio.const(step) * to_ratio(position)
+    return value
+
+
 def integers(sym: Sym) -> list:
     """Every element of a small 1-D (or scalar) tensor, as integers (sizes, axes, bounds)."""
     if len(sym.shape) > 1:
@@ -199,24 +220,23 @@ def integers(sym: Sym) -> list:
 
 
 def constant(array: np.ndarray) -> Sym:
+    """A constant tensor. Read at a position that follows the dims along an axis, it is exact only
+    where it is the same along that axis, or affine in the position (an arange table an exporter
+    wrote for a size it saw: checked over every element the axis holds)."""
     array = np.asarray(array)
 
     def at(index):
-        picked = []
-        for axis, i in enumerate(index):
-            i = sympy.sympify(i)
-            if i.is_Integer:
-                picked.append(int(i))
-            elif np.all(array == array.take([0], axis=axis)):  # the same along this axis
-                picked.append(0)
-            else:
-                raise NotExact("a constant table read at a position that follows the dims")
-        value = array[tuple(picked)] if picked else array[()]
-        if isinstance(value, (bool, np.bool_)):
-            value = int(value)
-        if not np.isfinite(float(value)):
+        index = [sympy.sympify(i) for i in index]
+        free = [a for a, i in enumerate(index) if not i.is_Integer]
+        picked = tuple(slice(None) if a in free else int(i) for a, i in enumerate(index))
+        table = array[picked] if index else array[()]
+        if table.dtype == np.bool_:
+            table = table.astype(np.int64)
+        if free:
+            return _affine_read(table, [index[a] for a in free])
+        if not np.isfinite(float(table)):
             raise NotExact("a constant that is not finite")
-        return Ratio.const(float(value))
+        return Ratio.const(float(table))
 
     return Sym(tuple(sympy.Integer(d) for d in array.shape), at, array.dtype.kind in "biu")
 

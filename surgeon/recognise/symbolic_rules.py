@@ -7,8 +7,8 @@ import numpy as np
 import sympy
 
 from .algebra import Ratio
-from .symbolic import (_HUGE, LEAST, NotExact, Sym, broadcast, broadcast_index, constant, dim_symbol, flat_index,
-                       integers, number, same, scalar, split, to_integer, to_ratio, unflat_index)
+from .symbolic import (_HUGE, LEAST, NotExact, Sym, _nonneg, broadcast, broadcast_index, constant, dim_symbol,
+                       flat_index, integers, number, same, scalar, split, to_integer, to_ratio, unflat_index)
 
 
 def _ints(sym: Sym) -> list[int]:
@@ -311,6 +311,16 @@ def _scatter_table(node, data, indices, updates, depth):
     return at
 
 
+def _index(i, extent, ev, node):
+    """A gathered index: a negative number counts from the end; one computed from the dims must be
+    at least 0 at every size (a negative one would wrap where the expression does not)."""
+    if i.is_Integer:
+        return extent + i if int(i) < 0 else i
+    if not _nonneg(i, ev.ranges):
+        raise NotExact(f"{node.label}: an index computed from the dims that may be negative")
+    return i
+
+
 def _gather_nd(ev, node, ins):
     data, indices = ins
     if node.attr("batch_dims"):
@@ -323,10 +333,7 @@ def _gather_nd(ev, node, ins):
         lead = index[:lead_rank]
         picks = []
         for j in range(depth):
-            i = to_integer(indices.at(tuple(lead) + (sympy.Integer(j),)))
-            if i.is_Integer and int(i) < 0:
-                i = data.shape[j] + i
-            picks.append(i)
+            picks.append(_index(to_integer(indices.at(tuple(lead) + (sympy.Integer(j),))), data.shape[j], ev, node))
         return data.at(tuple(picks) + tuple(index[lead_rank:]))
 
     return [Sym(shape, at, data.integer)]
@@ -341,9 +348,7 @@ def _gather(ev, node, ins):
 
     def at(index):
         chosen = index[axis:axis + len(picks)]
-        i = to_integer(indices.at(chosen))
-        if i.is_Integer and int(i) < 0:
-            i = data.shape[axis] + i
+        i = _index(to_integer(indices.at(chosen)), data.shape[axis], ev, node)
         return data.at(index[:axis] + (i,) + index[axis + len(picks):])
 
     return [Sym(shape, at, data.integer)]

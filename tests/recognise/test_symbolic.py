@@ -114,6 +114,8 @@ EXACT = [
     ("Max(W, 1) is W", _extreme("Max", 1.0), _ratio(P1 * W)),
     ("Min(W, 1) is 1", _extreme("Min", 1.0), _ratio(P1)),
     ("Max(1, W) is W", _extreme("Max", 1.0, bound_first=True), _ratio(P1 * W)),
+    ("an arange table read at W", lambda g, x: _table_at_w(g, x, np.arange(64, dtype=np.float32) * 0.5 + 3),
+     _ratio(W / 2 + 3)),
 ]
 
 
@@ -144,9 +146,17 @@ def _summed_along_w(g, x):
     return g.op("Add", g.op("Mul", x, g.const(np.float32(0.0))), g.op("Min", total, g.const(np.float32(128.0))))
 
 
-def _table_at_w(g, x):
-    table = g.const(np.arange(64, dtype=np.float32) * 0.5)
+def _table_at_w(g, x, values=np.arange(64, dtype=np.float32) ** 2 * 0.5):
+    table = g.const(values)
     picked = g.op("Gather", table, g.op("Gather", g.op("Shape", x), g.ints(1), axis=0), axis=0)
+    return g.op("Expand", picked, g.op("Shape", x))
+
+
+def _table_at_w_minus(g, x):
+    """arange(64)[W - 70]: below 70 columns the index is negative and wraps to W - 6."""
+    table = g.const(np.arange(64, dtype=np.float32))
+    w = g.op("Gather", g.op("Shape", x), g.ints(1), axis=0)
+    picked = g.op("Gather", table, g.op("Sub", w, g.ints(70)), axis=0)
     return g.op("Expand", picked, g.op("Shape", x))
 
 
@@ -167,7 +177,8 @@ NOT_EXACT = [
     ("a guard that goes either way past 2", _guarded(3.0), "goes either way"),
     ("Min(W, 64)", _extreme("Min", 64.0), "goes either way"),
     ("a sum along W", _summed_along_w, "axis that follows the dims"),
-    ("a table read at W", _table_at_w, "constant table"),
+    ("a table of squares read at W", _table_at_w, "constant table"),
+    ("an arange table read at W - 70 (it wraps)", _table_at_w_minus, "may be negative"),
     ("a scatter that takes a maximum", _scatter_max, "reduction"),
     ("CumSum (no exact rule)", _cumsum, "no exact rule for CumSum"),
 ]
