@@ -7,8 +7,26 @@ import numpy as np
 import sympy
 
 from .algebra import Ratio
-from .symbolic import (_HUGE, LEAST, NotExact, Sym, _nonneg, broadcast, broadcast_index, constant, dim_symbol,
-                       flat_index, integers, number, same, scalar, split, to_integer, to_ratio, unflat_index)
+from .symbolic_tensor import (
+    _HUGE,
+    LEAST,
+    NotExact,
+    Sym,
+    _nonneg,
+    broadcast,
+    broadcast_index,
+    constant,
+    dim_symbol,
+    flat_index,
+    integers,
+    number,
+    same,
+    scalar,
+    split,
+    to_integer,
+    to_ratio,
+    unflat_index,
+)
 
 
 def _ints(sym: Sym) -> list[int]:
