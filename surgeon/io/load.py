@@ -29,6 +29,7 @@ from ..graph.order import sort_graph
 from .datafile import ExternalRef, resolve
 from ..errors import InvalidModelError
 from ..graph.node import subgraphs_of
+from ..graph.isolated import InferenceAborted, infer_isolated
 from ..graph.propagation import propagation_hazard
 from .wire import tensor_nbytes
 
@@ -193,6 +194,7 @@ def check_model(loaded: LoadedModel, label: str, structure: bool = True) -> None
         if sort_graph(proto.graph):  # out of order as some tools write it: onnxruntime runs it
             skeleton = skeleton_model(proto).SerializeToString()
         check_graph(skeleton, label)
+        check_inference(proto, label)
 
 
 def load_model_proto(model: ModelProto | LoadedModel | str | os.PathLike) -> LoadedModel:
@@ -239,6 +241,20 @@ def check_graph(model: ModelProto | bytes, label: str = "model") -> None:
     except onnx.checker.ValidationError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InvalidModelError(f"{label}: fails the ONNX checker: {first}") from None
+
+
+def check_inference(proto: ModelProto, label: str) -> None:
+    """onnx's shape inference must not abort on the graph (its small constants in: a Slice's
+    bounds): onnxruntime runs it when it loads the model, and an abort there would take surgeon
+    down with no word (run apart: graph/isolated.py)."""
+    try:
+        infer_isolated(skeleton_model(proto, keep_small=64))
+    except InferenceAborted as exc:
+        raise InvalidModelError(f"{label}: {_ABORTS.format(exc)}") from None
+
+
+_ABORTS = ("onnx's shape inference aborts on it (signal {}): a malformed graph (a dim that inference makes "
+           "negative, such as an input smaller than a kernel), which onnxruntime aborts loading too")
 
 
 def skeleton_model(proto: ModelProto, keep_small: int = 0, value_info: bool = True) -> ModelProto:
@@ -292,12 +308,12 @@ def infer_skeleton(proto: ModelProto, keep_small: int = 64, value_info: bool = T
     believing the model's own declarations."""
     skeleton = skeleton_model(proto, keep_small, value_info)
     try:
-        plain = onnx.shape_inference.infer_shapes(skeleton)
-        if not propagate or _long_vector(plain.graph) or propagation_hazard(skeleton):
+        plain = infer_isolated(skeleton)  # best effort: custom ops or odd models may upset it
+        if plain is None or not propagate or _long_vector(plain.graph) or propagation_hazard(skeleton):
             return plain
-        return onnx.shape_inference.infer_shapes(skeleton, data_prop=True)
-    except Exception:  # inference is best effort: custom ops or odd models may upset it
-        return None
+        return infer_isolated(skeleton, data_prop=True) or plain
+    except InferenceAborted as exc:
+        raise InvalidModelError(f"the model: {_ABORTS.format(exc)}") from None
 
 
 def _long_vector(graph: onnx.GraphProto) -> bool:

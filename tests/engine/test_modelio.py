@@ -273,3 +273,27 @@ def test_nodes_out_of_order_are_sorted_on_load(tmp_path):
     loaded = load_model(path)
     assert [n.name for n in loaded.proto.graph.node] == ["first", "last", "alone"]
     assert [n.name for n in onnx.load(path).graph.node] == ["last", "first", "alone"]  # the file is untouched
+
+
+def _aborting_model():
+    """An input too small for its convolution's kernel (a negative inferred dim), then a Slice of
+    that axis: onnx's shape inference asserts and aborts the process, as onnxruntime does when
+    it loads the model."""
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"]),
+             helper.make_node("Slice", ["c", "s0", "s1", "ax"], ["y"])]
+    inits = [onnx.numpy_helper.from_array(np.zeros((1, 1, 5, 5), np.float32), "w"),
+             onnx.numpy_helper.from_array(np.array([0], np.int64), "s0"),
+             onnx.numpy_helper.from_array(np.array([100], np.int64), "s1"),
+             onnx.numpy_helper.from_array(np.array([-2], np.int64), "ax")]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 1, 2, 28])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 1, None, None])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_a_model_onnx_inference_aborts_on_is_one_line_and_no_output(tmp_path):
+    # before: the process died of SIGABRT in onnx's Slice inference (fuzz seed 2058, case 21229)
+    src, dst = tmp_path / "bad.onnx", tmp_path / "out.onnx"
+    onnx.save(_aborting_model(), src)
+    code, out = run("fuse", src, dst)
+    assert code != 0 and "shape inference aborts on it" in out and out.strip().count("\n") == 0, out
+    assert not dst.exists()
