@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 import math
 import os
 import stat
@@ -29,7 +30,7 @@ from ..graph.order import sort_graph
 from .datafile import ExternalRef, resolve
 from ..errors import InvalidModelError
 from ..graph.node import subgraphs_of
-from ..graph.isolated import InferenceAborted, infer_isolated
+from ..graph.isolated import Aborted, run_isolated
 from ..graph.propagation import propagation_hazard
 from .wire import tensor_nbytes
 
@@ -244,17 +245,25 @@ def check_graph(model: ModelProto | bytes, label: str = "model") -> None:
 
 
 def check_inference(proto: ModelProto, label: str) -> None:
-    """onnx's shape inference must not abort on the graph (its small constants in: a Slice's
-    bounds): onnxruntime runs it when it loads the model, and an abort there would take surgeon
-    down with no word (run apart: graph/isolated.py)."""
+    """onnx's shape inference, as surgeon runs it (``infer_skeleton``), must not abort on the graph:
+    onnxruntime runs it when it loads the model, and an abort in this process would take surgeon
+    down with no word. Checked once per graph in a child (graph/isolated.py); graphs already
+    checked in this process are known by their skeleton's digest."""
+    digest = hashlib.sha1(skeleton_model(proto, keep_small=64).SerializeToString()).digest()
+    if digest in _INFERRED:
+        return
     try:
-        infer_isolated(skeleton_model(proto, keep_small=64))
-    except InferenceAborted as exc:
-        raise InvalidModelError(f"{label}: {_ABORTS.format(exc)}") from None
+        run_isolated(lambda: (infer_skeleton(proto), b"")[1])
+    except Aborted as exc:
+        raise InvalidModelError(f"{label}: onnx's shape inference aborts on it (signal {exc}): a malformed graph (a "
+                                "dim that inference makes negative, such as an input smaller than a kernel), which "
+                                "onnxruntime aborts loading too") from None
+    if len(_INFERRED) > 512:
+        _INFERRED.clear()
+    _INFERRED.add(digest)
 
 
-_ABORTS = ("onnx's shape inference aborts on it (signal {}): a malformed graph (a dim that inference makes "
-           "negative, such as an input smaller than a kernel), which onnxruntime aborts loading too")
+_INFERRED: set = set()  # skeleton digests whose inference ran to its end
 
 
 def skeleton_model(proto: ModelProto, keep_small: int = 0, value_info: bool = True) -> ModelProto:
@@ -308,12 +317,12 @@ def infer_skeleton(proto: ModelProto, keep_small: int = 64, value_info: bool = T
     believing the model's own declarations."""
     skeleton = skeleton_model(proto, keep_small, value_info)
     try:
-        plain = infer_isolated(skeleton)  # best effort: custom ops or odd models may upset it
-        if plain is None or not propagate or _long_vector(plain.graph) or propagation_hazard(skeleton):
+        plain = onnx.shape_inference.infer_shapes(skeleton)
+        if not propagate or _long_vector(plain.graph) or propagation_hazard(skeleton):
             return plain
-        return infer_isolated(skeleton, data_prop=True) or plain
-    except InferenceAborted as exc:
-        raise InvalidModelError(f"the model: {_ABORTS.format(exc)}") from None
+        return onnx.shape_inference.infer_shapes(skeleton, data_prop=True)
+    except Exception:  # inference is best effort: custom ops or odd models may upset it
+        return None
 
 
 def _long_vector(graph: onnx.GraphProto) -> bool:
