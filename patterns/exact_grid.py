@@ -39,7 +39,7 @@ def exact_refusal(ctx, cut, symbols, dims, values: dict, verdict, layout) -> Ref
         theta = _theta(evaluation, element, cut, verdict, layout, dims)
         spatial, positions = element.shape[1:1 + verdict.k], element.positions[1:1 + verdict.k]
         for tail, value in element.values.items():
-            target = grid_element(lambda j: theta[tail[-1]][j], spatial, positions, verdict.align_corners)
+            target = grid_element(theta[tail[-1]].__getitem__, spatial, positions, verdict.align_corners)
             found = differs(value, target, rtol, evaluation.domain(value.symbols() | target.symbols()), atol)
             if found:
                 return found, tail[-1]

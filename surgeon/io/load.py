@@ -249,11 +249,12 @@ def check_inference(proto: ModelProto, label: str) -> None:
     onnxruntime runs it when it loads the model, and an abort in this process would take surgeon
     down with no word. Checked once per graph in a child (graph/isolated.py); graphs already
     checked in this process are known by their skeleton's digest."""
-    digest = hashlib.sha1(skeleton_model(proto, keep_small=64).SerializeToString()).digest()
+    skeleton = skeleton_model(proto, keep_small=64)
+    digest = hashlib.sha1(skeleton.SerializeToString()).digest()
     if digest in _INFERRED:
         return
     try:
-        run_isolated(lambda: (infer_skeleton(proto), b"")[1])
+        run_isolated(lambda: (_infer(skeleton, propagate=True), b"")[1])
     except Aborted as exc:
         raise InvalidModelError(f"{label}: onnx's shape inference aborts on it (signal {exc}): a malformed graph (a "
                                 "dim that inference makes negative, such as an input smaller than a kernel), which "
@@ -315,7 +316,10 @@ def infer_skeleton(proto: ModelProto, keep_small: int = 64, value_info: bool = T
     False, a 1-D value of the graph is too long for it or it would crash
     (``propagation_hazard``): then without. ``value_info=False``: from the inputs alone, not
     believing the model's own declarations."""
-    skeleton = skeleton_model(proto, keep_small, value_info)
+    return _infer(skeleton_model(proto, keep_small, value_info), propagate)
+
+
+def _infer(skeleton: ModelProto, propagate: bool) -> ModelProto | None:
     try:
         plain = onnx.shape_inference.infer_shapes(skeleton)
         if not propagate or _long_vector(plain.graph) or propagation_hazard(skeleton):

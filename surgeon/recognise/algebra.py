@@ -2,17 +2,19 @@
 
 ``symbolic.py`` computes what one element of a region is, as an expression in the dims, the
 element's position and the variable's elements, with every constant of the graph taken at its
-exact value. Two such expressions are equal *up to rounding* when their difference, over one
-denominator, has every coefficient within ``rtol`` of the magnitude of the terms that summed to
-it: the bound floating point keeps on a sum whatever the values of the symbols, so it holds for
-every size. A term the other side lacks (``1e-8 * i``) is its own magnitude, never rounding,
-however small at the sizes a probe tries.
+exact value. ``differs`` says whether two such expressions are equal *up to rounding*: their
+difference, over one denominator, is exact, and each coefficient carries the magnitude of the
+terms that summed to it, the measure floating point's error on a sum is bounded by. Where a
+coefficient is not within rounding of its magnitude (a term the other side lacks, ``1e-8 * i``,
+is its own magnitude), the difference is weighed against the magnitudes over the sizes it must
+hold for (``Bound``), never only at the sizes a probe tried.
 
 Coefficients are float64: its own rounding is 2^-53 of a magnitude, far under any ``rtol`` here.
 """
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 Monomial = tuple  # sorted ((symbol, power), ...)
@@ -194,8 +196,9 @@ def differs(a: Ratio, b: Ratio, rtol: float, domain: dict | None = None, atol: f
         for free, members in groups.items():
             error = sum(c * _value(m, point) for m, c, _ in members)
             size = sum(g * _value(m, point) for m, _, g in members)
-            if abs(error) - rtol * size - scale > excess:  # the point where it is off the most
-                worst, excess = (free, error / below_here, size / below_here, point), abs(error) - rtol * size - scale
+            beyond = abs(error) - rtol * size - scale
+            if beyond > excess:  # the point where it is off the most
+                worst, excess = (free, error / below_here, size / below_here, point), beyond
     return worst
 
 
@@ -221,8 +224,6 @@ def _value(m: Monomial, point: dict) -> float:
 def _points(domain: dict):
     """Every combination of each dim at its least, a middle value and its top, with each
     position at 0, its middle and its last (of the extent at that point)."""
-    import itertools
-
     dims = [s for s, b in domain.items() if not b.position]
     positions = [s for s, b in domain.items() if b.position]
     for values in itertools.product(*[(domain[s].least, 97, domain[s].top) for s in dims]):

@@ -99,6 +99,14 @@ class Proof:
     positions: dict[str, tuple[int, str | None]] = field(default_factory=dict)
 
 
+def rule_for(node, rules: dict, table: dict, contrib: dict):
+    """A node's rule: the caller's by (domain, op type), else the table's for a standard op, else
+    the one for onnxruntime's contrib op (None: no rule)."""
+    domain = "" if node.domain in ("", "ai.onnx") else node.domain
+    return rules.get((domain, node.op_type)) or (table.get(node.op_type) if domain == "" else None) or \
+        contrib.get((domain, node.op_type))
+
+
 def _unknown(node, ins, vals, outs):
     """An op without a rule: constant in, constant out; the variables in, "neither" out."""
     present = [p for p in ins if p is not None]
@@ -171,8 +179,7 @@ def prove(ctx, nodes, outputs: list[str], leaves: dict[str, Abstract], feeds: di
             for name, value in zip(outs, out_vals):  # constants in, constants out: no rule to run
                 abstract[name] = arith.finish(known(np.asarray(value)), value)
             continue
-        rule = rules.get((domain, node.op_type)) or (TABLE.get(node.op_type) if domain == "" else None) or \
-            CONTRIB.get((domain, node.op_type)) or _unknown
+        rule = rule_for(node, rules, TABLE, CONTRIB) or _unknown
         if rule is arith.extreme and node.op_type == "Clip" and _opset(ctx) < 11:
             rule = arith.clip_attributes
         try:

@@ -25,6 +25,7 @@ import numpy as np
 import sympy
 
 from .algebra import Bound, Poly, Ratio, positive
+from .prove import rule_for
 from .symbolic_rules import CONTRIB, RULES
 from .symbolic_tensor import LEAST, NotExact, Sym, constant, dim_symbol, integers, number, same, to_ratio
 
@@ -46,9 +47,7 @@ class Evaluation:
             if outs and all(o in self.syms for o in outs):
                 continue
             ins = [self.sym(i) if i else None for i in node.inputs]
-            domain = "" if node.domain in ("", "ai.onnx") else node.domain
-            rule = self.rules.get((domain, node.op_type)) or (RULES.get(node.op_type) if domain == "" else None) or \
-                CONTRIB.get((domain, node.op_type))
+            rule = rule_for(node, self.rules, RULES, CONTRIB)
             if rule is None:
                 raise NotExact(f"{node.label}: no exact rule for {node.op_type}")
             results = rule(self, node, ins)

@@ -7,26 +7,11 @@ import numpy as np
 import sympy
 
 from .algebra import Ratio
-from .symbolic_tensor import (
-    _HUGE,
-    LEAST,
-    NotExact,
-    Sym,
-    _nonneg,
-    broadcast,
-    broadcast_index,
-    constant,
-    dim_symbol,
-    flat_index,
-    integers,
-    number,
-    same,
-    scalar,
-    split,
-    to_integer,
-    to_ratio,
-    unflat_index,
-)
+from .symbolic_tensor import (LEAST, NotExact, Sym, broadcast, broadcast_index, constant, dim_symbol, flat_index,
+                              integers, nonneg, number, same, scalar, split, to_integer, to_ratio, unflat_index)
+
+
+_END = (1 << 31) - 1  # a Slice bound at or past this (either way) means "to the end"
 
 
 def _ints(sym: Sym) -> list[int]:
@@ -39,7 +24,7 @@ def _axis(axis: int, rank: int) -> int:
 
 # -- arithmetic ----------------------------------------------------------------------------------
 
-def _elementwise(fn, integer_from=None):
+def _elementwise(fn):
     def rule(ev, node, ins):
         shape = broadcast(*[s.shape for s in ins])
         integer = ev.integer(node.outputs[0])
@@ -107,7 +92,7 @@ def _extreme(ev, node, ins):
     def fn(args, integer):
         best = args[0]
         for a in args[1:]:
-            if not ev.compare(best, a, pick) and not ev.compare(best, a, "Equal"):
+            if ev.compare(a, best, pick):
                 best = a
         return best
 
@@ -232,7 +217,7 @@ def _split(ev, node, ins):
     data = ins[0]
     rank = len(data.shape)
     axis = _axis(node.attr("axis") or 0, rank)
-    count = len([o for o in node.outputs])
+    count = len(node.outputs)
     if len(ins) > 1 and ins[1] is not None:
         sizes = [sympy.Integer(v) for v in _ints(ins[1])]
     elif node.attr("split"):
@@ -334,7 +319,7 @@ def _index(i, extent, ev, node):
     at least 0 at every size (a negative one would wrap where the expression does not)."""
     if i.is_Integer:
         return extent + i if int(i) < 0 else i
-    if not _nonneg(i, ev.ranges):
+    if not nonneg(i, ev.ranges):
         raise NotExact(f"{node.label}: an index computed from the dims that may be negative")
     return i
 
@@ -396,18 +381,20 @@ def _slice(ev, node, ins):
 
 
 def _bound(value, extent, node):
-    """A Slice bound for every size: a number that counts from either end, or a dim itself."""
+    """A Slice bound for every size: a number that counts from either end, or a dim itself. A
+    number past what every extent of at least LEAST holds clamps at some sizes and not at others
+    (``Slice(0, 100)`` along W, or ``-100``): no exact rule."""
     value = sympy.sympify(value)
     if value.is_Integer:
         v = int(value)
-        if v >= _HUGE or v >= (1 << 31) - 1:
+        if v >= _END:
             return extent
-        if v < 0:
-            return sympy.expand(extent + v) if v > -_HUGE else sympy.Integer(0)
+        if v <= -_END:
+            return sympy.Integer(0)
         if extent.is_Integer:
-            return sympy.Integer(min(v, int(extent)))
-        if v <= LEAST:  # within every extent of at least LEAST (a size of 1 is small_dims')
-            return sympy.Integer(v)
+            return sympy.Integer(min(max(v + int(extent), 0) if v < 0 else v, int(extent)))
+        if abs(v) <= LEAST:  # within every extent of at least LEAST (a size of 1 is small_dims')
+            return sympy.expand(extent + v) if v < 0 else sympy.Integer(v)
         raise NotExact(f"{node.label}: a slice bound {v} on an axis whose extent follows the dims")
     if same(value, extent):
         return extent
@@ -499,10 +486,8 @@ def _reduce(ev, node, ins):
     total_count = int(np.prod([int(c) for c in counts]))
 
     def at(index):
-        full = list(index) if keep else []
-        if not keep:
-            it = iter(index)
-            full = [None if i in axes else next(it) for i in range(rank)]
+        it = iter(index)
+        full = list(index) if keep else [None if i in axes else next(it) for i in range(rank)]
         total = Ratio.const(0.0)
         for picks in np.ndindex(*[int(c) for c in counts]):
             for a, i in zip(axes, picks):
@@ -547,6 +532,7 @@ RULES = {
     "Shape": _shape, "Size": _shape, "Range": _range, "ConstantOfShape": _constant_of_shape, "MatMul": _matmul,
     "Max": _extreme, "Min": _extreme, "Split": _split, "Tile": _tile, "ScatterND": _scatter_nd,
     "GatherND": _gather_nd, "Reciprocal": _elementwise(lambda args, integer: Ratio.const(1.0) / args[0]),
-    "Where": _where, "Constant": _constant, "ReduceSum": _reduce, "ReduceMean": _reduce, "Not": _logic, "And": _logic, "Or": _logic, "Xor": _logic,
+    "Where": _where, "Constant": _constant, "ReduceSum": _reduce, "ReduceMean": _reduce,
+    "Not": _logic, "And": _logic, "Or": _logic, "Xor": _logic,
     **{op: _comparison for op in _COMPARE},
 }

@@ -14,7 +14,6 @@ import sympy
 from .algebra import Poly, Ratio
 
 LEAST = 2  # dims are at least this here (a size of 1 is proved by evaluation: small_dims)
-_HUGE = 1 << 60  # a Slice end past this is "to the end"
 
 
 class NotExact(Exception):
@@ -68,7 +67,7 @@ def to_integer(value: Ratio):
     return total
 
 
-def _nonneg(expr, ranges: dict) -> bool:
+def nonneg(expr, ranges: dict) -> bool:
     """``expr >= 0`` for every dim >= 1 and every position in its range (linear in positions,
     each coefficient at least 0 for every dim)."""
     expr = sympy.expand(expr)
@@ -87,7 +86,7 @@ def _upper(expr, ranges: dict):
     for p, extent in ranges.items():
         if expr.has(p):
             coefficient = expr.coeff(p, 1)
-            if sympy.expand(expr - coefficient * p).has(p) or not _nonneg(coefficient, {}):
+            if sympy.expand(expr - coefficient * p).has(p) or not nonneg(coefficient, {}):
                 return None
             expr = sympy.expand(expr.subs(p, extent - 1))
     return expr
@@ -99,6 +98,8 @@ def split(expr, divisor, ranges: dict):
     expr, divisor = sympy.expand(expr), sympy.expand(divisor)
     if divisor == 1:
         return expr, sympy.Integer(0)
+    if _within(expr, divisor, ranges):  # the whole of it (W - 1 by W: 0, W - 1)
+        return sympy.Integer(0), expr
     quotient, rest = sympy.Integer(0), sympy.Integer(0)
     for term in sympy.Add.make_args(expr):
         q = sympy.cancel(term / divisor)
@@ -110,10 +111,15 @@ def split(expr, divisor, ranges: dict):
         c = rest.as_coeff_Add()[0]
         if c.is_Integer and not 0 <= c < divisor:
             quotient, rest = quotient + c // divisor, rest - (c // divisor) * divisor
-    top = _upper(rest, ranges)
-    if top is None or not _nonneg(rest, ranges) or not _nonneg(divisor - 1 - top, {}):
+    if not _within(rest, divisor, ranges):
         raise NotExact(f"cannot split {expr} by {divisor} for every size")
     return sympy.expand(quotient), sympy.expand(rest)
+
+
+def _within(expr, divisor, ranges: dict) -> bool:
+    """``0 <= expr < divisor`` for every size and position."""
+    top = _upper(expr, ranges)
+    return top is not None and nonneg(expr, ranges) and nonneg(divisor - 1 - top, {})
 
 
 def same(a, b) -> bool:
@@ -148,17 +154,13 @@ def flat_index(index: tuple, shape: tuple):
 
 
 def unflat_index(flat, shape: tuple, ranges: dict) -> tuple:
-    out = []
-    stride = sympy.Integer(1)
-    strides = []
+    """The index into ``shape`` of a flat position: its digits, last axis first, each the
+    remainder proved in range (the first's quotient proved 0 the same way)."""
+    digits = []
     for e in reversed(shape):
-        strides.append(stride)
-        stride = sympy.expand(stride * e)
-    for e, s in zip(shape, reversed(strides)):
-        q, _ = split(flat, s, ranges)
-        _, r = split(q, e, ranges) if e != 1 else (q, sympy.Integer(0))
-        out.append(r)
-    return tuple(out)
+        flat, digit = split(flat, e, ranges)
+        digits.append(digit)
+    return tuple(reversed(digits))
 
 
 def number(expr) -> int:
@@ -180,9 +182,8 @@ def _affine_read(table: np.ndarray, positions: list) -> Ratio:
     table = table.astype(np.float64)
     if not np.all(np.isfinite(table)):
         raise NotExact("a constant that is not finite")
-    origin = (0,) * table.ndim
-    base, value = float(table[origin]), None
-    steps, fitted = [], np.full(table.shape, float(table[origin]))
+    base = float(table[(0,) * table.ndim])
+    steps, fitted = [], np.full(table.shape, base)
     for k, extent in enumerate(table.shape):
         step = float(table[tuple(1 if a == k else 0 for a in range(table.ndim))] - base) if extent > 1 else 0.0
         steps.append(step)

@@ -81,6 +81,17 @@ def _normalised(g, x):
     return g.op("Expand", g.op("Unsqueeze", coord, g.ints([0])), g.op("Shape", x))
 
 
+def _last_100(g, x):
+    """The last 100 columns of the normalised column: all of them below 100 columns."""
+    return g.op("Slice", _normalised(g, x), g.ints([-100]), g.ints([2 ** 62]), g.ints([1]))
+
+
+def _last_column(g, x):
+    """The normalised coordinate of the last column, (W - 1) / W, expanded over x."""
+    return g.op("Expand", g.op("Slice", _normalised(g, x), g.ints([-1]), g.ints([2 ** 62]), g.ints([1])),
+                g.op("Shape", x))
+
+
 def _guarded(threshold):
     """Where(W > threshold, j / (W - 1), 0): dynamo's linspace guard when the threshold is 1."""
     def build(g, x):
@@ -114,6 +125,7 @@ EXACT = [
     ("Max(W, 1) is W", _extreme("Max", 1.0), _ratio(P1 * W)),
     ("Min(W, 1) is 1", _extreme("Min", 1.0), _ratio(P1)),
     ("Max(1, W) is W", _extreme("Max", 1.0, bound_first=True), _ratio(P1 * W)),
+    ("the last column", _last_column, _ratio(W - 1, W)),
     ("an arange table read at W", lambda g, x: _table_at_w(g, x, np.arange(64, dtype=np.float32) * 0.5 + 3),
      _ratio(W / 2 + 3)),
 ]
@@ -127,6 +139,7 @@ def test_each_rule_gives_the_exact_element(label, build, expected):
 
 def _slice_at_100(g, x):
     return g.op("Slice", x, g.ints([0]), g.ints([100]), g.ints([1]))
+
 
 
 def _floor_div(g, x):
@@ -172,6 +185,7 @@ def _cumsum(g, x):
 
 NOT_EXACT = [
     ("a slice bound at the probe's length", _slice_at_100, "slice bound 100"),
+    ("a slice from the end past the probe's length", _last_100, "slice bound -100"),
     ("W // 128", _floor_div, "integer division"),
     ("int(0.3 W)", _truncated, "truncates"),
     ("a guard that goes either way past 2", _guarded(3.0), "goes either way"),
