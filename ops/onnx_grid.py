@@ -16,6 +16,8 @@ from onnx import TensorProto
 
 from surgeon import sample_by_gathers
 
+from .grid_math import base_grid
+
 MODES = {"bilinear": "bilinear", "linear": "bilinear", "nearest": "nearest", "bicubic": "bicubic", "cubic": "bicubic"}
 PADDINGS = ("zeros", "border", "reflection")
 _OPSET20_NAMES = {"bilinear": "linear", "bicubic": "cubic", "nearest": "nearest"}
@@ -66,7 +68,7 @@ def affine_grid(em, theta: str, size: Size, k: int, align: int, opset: int, out:
             theta = _torch_size_one(em, theta, size.tensor())
         return em.op("AffineGrid", [theta, size.tensor()], out=out, align_corners=align)
     if size.spatial is not None:
-        base = em.const(base_grid(size.spatial, align), np.float32)
+        base = em.const(base_grid(size.spatial, align).astype(np.float32), np.float32)
     else:
         base = _base_at_run_time(em, size.tensor(), k, align)
     base = em.op("CastLike", [base, theta])  # [*spatial, k+1]
@@ -85,21 +87,6 @@ def grid_sample(em, x: str, grid: str, mode, padding, align: int, opset: int, ou
         return sample_by_gathers(em, x, grid, k, MODES[mode], padding, align, out=out)
     name = onnx_mode(mode, opset) if isinstance(mode, str) else mode
     return em.op("GridSample", [x, grid], out=out, mode=name, padding_mode=padding, align_corners=align)
-
-
-def base_grid(spatial: list[int], align: int) -> np.ndarray:
-    """torch's base grid ``[*spatial, k+1]``: x (along W), y, (z), 1 per output position."""
-    axes = [_linspace(n, align) for n in spatial]
-    mesh = np.meshgrid(*axes, indexing="ij") if axes else []
-    columns = list(reversed(mesh)) + [np.ones(tuple(spatial))]
-    return np.stack(columns, axis=-1).astype(np.float32)
-
-
-def _linspace(n: int, align: int) -> np.ndarray:
-    if n <= 1:
-        return np.zeros(n)  # torch: a size-1 dim sits at 0, whatever align_corners says
-    line = np.linspace(-1.0, 1.0, n)
-    return line if align else line * (n - 1) / n
 
 
 def _coords(em, n: str, align: int) -> str:

@@ -17,10 +17,10 @@ from __future__ import annotations
 import sympy
 
 from surgeon import Refusal
-from surgeon.recognise import (NotExact, Ratio, Sym, coefficients, differs, evaluate_exactly, integers, mapped,
-                               region_leaves, to_ratio, where, without_noise)
+from surgeon.recognise import (NotExact, Ratio, coefficients, differs, evaluate_exactly, mapped, region_leaves, where,
+                               without_noise)
+from surgeon_ops.grid_rules import EXACT_RULES, grid_element
 
-from .grid_ops import CUSTOM_DOMAIN
 from .verify import GRID_TOLERANCES
 
 # A coefficient's rounding, relative to the magnitude of its terms: identification's fits are
@@ -61,7 +61,7 @@ def exact_refusal(ctx, cut, symbols, dims, values: dict, verdict, layout) -> Ref
 
     try:
         return evaluate_exactly(ctx, cut.nodes, values, lambda ev: region_leaves(cut, symbols, dims, values, ev),
-                                cut.output, RULES, compare)
+                                cut.output, EXACT_RULES, compare)
     except NotExact as exc:
         verdict.exact = f"fitted at the probes' sizes ({exc})"
         return None
@@ -86,46 +86,3 @@ def _theta(evaluation, element, cut, verdict, layout, dims) -> list[list[Ratio]]
         found = verdict.theta_map
         flat = mapped(fed, scaled or [Ratio.const(float(x)) for x in [*found.weight.reshape(-1), *found.bias]])
     return [flat[r * (k + 1):(r + 1) * (k + 1)] for r in range(k)]
-
-
-def coordinate(extent, position, align_corners: int) -> Ratio:
-    """The normalised coordinate of ``position`` along an axis of ``extent`` (sympy integers)."""
-    if extent == 1:
-        if align_corners:
-            raise NotExact("a size-1 dim with align_corners=1 (its coordinate is a convention)")
-        return Ratio.const(0.0)
-    if align_corners:
-        return Ratio(to_ratio(2 * position - extent + 1).num, to_ratio(extent - 1).num).tidy()
-    return Ratio(to_ratio(2 * position + 1 - extent).num, to_ratio(extent).num).tidy()
-
-
-def grid_element(row, spatial, positions, align_corners: int) -> Ratio:
-    """One coordinate of affine_grid at ``positions``: sum_j row(j) coord_j + row(k), ``row(j)``
-    theta's element in that coordinate's row, coord_0 along the last spatial axis (x)."""
-    k = len(spatial)
-    if len(positions) != k:
-        raise NotExact("a grid whose spatial axes are not the leading ones")
-    total = row(k)
-    for j in range(k):
-        total = total + row(j) * coordinate(spatial[k - 1 - j], positions[k - 1 - j], align_corners)
-    return total
-
-
-def _affine_grid(ev, node, ins):
-    """A grid op in the region (ONNX's AffineGrid, the contract's): its element exactly."""
-    theta = ins[0]
-    if len(ins) > 1 and ins[1] is not None:
-        spatial = tuple(integers(ins[1])[2:])
-    elif node.attr("output_size"):
-        spatial = tuple(sympy.Integer(int(s)) for s in node.attr("output_size"))[2:]
-    else:
-        raise NotExact(f"{node.label}: a grid op without a size")
-    ac, k = int(node.attr("align_corners", 0) or 0), len(spatial)
-
-    def at(index):
-        return grid_element(lambda j: theta.at((index[0], index[-1], sympy.Integer(j))), spatial, index[1:1 + k], ac)
-
-    return [Sym((theta.shape[0], *spatial, sympy.Integer(k)), at)]
-
-
-RULES = {("", "AffineGrid"): _affine_grid, (CUSTOM_DOMAIN, "AffineGrid"): _affine_grid}

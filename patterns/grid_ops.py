@@ -20,7 +20,7 @@ import numpy as np
 from surgeon import MatchContext, Node
 from surgeon.recognise import DoesNotRun, RegionRunner
 
-from .analytic import TORCH, affine_grid
+from surgeon_ops.grid_math import TORCH, affine_grid
 
 FUNCTION_BODY = float("nan")  # onnxruntime's float16 AffineGrid: a size-1 dim with align_corners=1
 

@@ -25,13 +25,12 @@ from surgeon.recognise import (KIND_COUNT, AffineMap, DoesNotRun, Failure, Fed, 
                                NotProved, Outcome, Region, Setting, Static, Symbols, collapsed, conclude,
                                map_from_probes, measure, precision, probe_matrices)
 
-from .analytic import fit_items
 from .cut import theta_layout
 from .exact_grid import exact_refusal
 from .grid_ops import GridRunner
 from .prove import prove_grid, unread
 from .verdict import Verdict, stale_grid_type
-from .verify import GRID_TOLERANCES, TOLERANCES, Agreement, compare
+from .verify import GRID_TOLERANCES, TOLERANCES, Agreement, compare, fit_items
 
 MAP_SALT = 101  # probe thetas that fit a map are not the ones that then check it
 # A constant grid's fit: rounding steps of its type it may be off by. Real exports' constant grids

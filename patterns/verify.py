@@ -11,7 +11,7 @@ import numpy as np
 
 from surgeon.recognise import scaled
 
-from .analytic import SIZE_ONE, TORCH, affine_grid
+from surgeon_ops.grid_math import SIZE_ONE, TORCH, affine_grid
 
 # Precision of the lowest-precision float a region computes in -> (atol, rtol). Half precision
 # rounds each product and sum: a few ulps of grid values up to ~15 (the probe's large thetas).
@@ -87,3 +87,18 @@ def compare(grid: np.ndarray, theta: np.ndarray, acs, tol: tuple[float, float],
                 best_key = worst
                 best = Disagreement(np.nan if np.isinf(worst) else worst, int(per_item.argmax()))
     return best
+
+
+def fit_items(grid: np.ndarray, align_corners: int, tol: tuple[float, float]) -> np.ndarray | None:
+    """theta [N, k, k+1] with ``affine_grid(theta) == grid`` within ``tol``, or None."""
+    k = grid.shape[-1]
+    spatial = grid.shape[1:-1]
+    if not np.all(np.isfinite(grid)):
+        return None
+    coords = affine_grid(np.eye(k, k + 1)[None], spatial, bool(align_corners)).reshape(-1, k)
+    basis = np.concatenate([coords, np.ones((coords.shape[0], 1))], axis=1)
+    target = grid.astype(np.float64).reshape(grid.shape[0], -1, k)
+    theta = np.stack([np.linalg.lstsq(basis, g, rcond=None)[0].T for g in target])
+    atol, rtol = scaled(tol, target)
+    fitted = np.einsum("pj,nij->npi", basis, theta)
+    return theta if np.all(np.abs(fitted - target) <= atol + rtol * np.abs(target)) else None
