@@ -5,21 +5,24 @@ crashes and hangs, and every finding is saved with its reproducer.
 
 Mutations (one to three per mutant): swap a node's inputs, change an input's dims or a shape
 constant, change a dtype, insert an element-wise op on the grid path (grid or theta side),
-duplicate or drop a node, corrupt an attribute; and, from seed 2031 on (older seeds rebuild
-their cases as they were), plant the traps that bend only far from where a probe looks (issue 27): a clamp at +-12 or +-20, a wrap with Mod, a tiny quadratic
-term, rounding to 2^-16, int32 fixed point, a branch on a dim (``Min(W, 64)``), an int input
-gating the grid, an initializer that is also a graph input, a value_info with static dims the
-data does not have; from seed 2040 on, issue 39's classes (a Clip without bounds, a clamp as a
-scatter of the max, ``+ 0.5 * (W // 128)``, a Slice bound past every probe's width), and one case
-in four that applies only exact affine steps (a scale, a shift, a cast to double and back) to a
-sample that fuses: the share of those fused is the completeness figure. Each fused mutant is
-compared by ``surgeon.validate``: its near draws, then
-its far round (coordinates past +-20, dynamic dims past 64, integer inputs at -1 and 0). Case
-``i`` of seed ``s`` is generated from ``(s, i)`` alone, so ``--replay s:i`` rebuilds it exactly.
+duplicate or drop a node, corrupt an attribute; and, from seed 2031 on (older seeds rebuild their
+cases as they were), plant the traps that bend only far from where a probe looks (issue 27): a
+clamp at +-12 or +-20, a wrap with Mod, a tiny quadratic term, rounding to 2^-16, int32 fixed
+point, a branch on a dim (``Min(W, 64)``), an int input gating the grid, an initializer that is
+also a graph input, a value_info with static dims the data does not have; from seed 2040 on, issue
+39's classes (a Clip without bounds, a clamp as a scatter of the max, ``+ 0.5 * (W // 128)``, a
+Slice bound past every probe's width); from seed 2060 on, terms the probes' sizes hide (a scale of
+1 + 6e-6, a shift of 8e-6, (v + 128) - 128, 1e-8 x a column index), with a wide round that runs
+every fused mutant whose last axis is dynamic again at 65,536 columns; and one case in four that
+applies only exact affine steps (a scale, a shift, a cast to double and back) to a sample that
+fuses: the share of those fused is the completeness figure. Each fused mutant is compared by
+``surgeon.validate``: its near draws, then its far round (coordinates past +-20, dynamic dims past
+64, integer inputs at -1 and 0). Case ``i`` of seed ``s`` is generated from ``(s, i)`` alone, so
+``--replay s:i`` rebuilds it exactly.
 
     python benchmarks/fuzz.py [--minutes 30] [--seed 0] [--jobs 1] [--timeout 60] [--out fuzz-findings]
     python benchmarks/fuzz.py --replay 0:123
-    python benchmarks/fuzz.py --smoke    # 10 cases of seed 2040 (every plant), one worker: the tests run it
+    python benchmarks/fuzz.py --smoke    # 10 cases of seed 2060 (every plant), one worker: the tests run it
 
 --smoke writes its findings to a temporary folder unless --out is given, and prints them.
 """
@@ -368,16 +371,56 @@ def plant_affine_map(model, rng):
     return _plant(model, rng, build)
 
 
+def plant_hidden_term(model, rng):
+    """Issue 39's class 7 and its kin: a term the probes' sizes hide (a scale of 1 + 6e-6, a shift of
+    8e-6, coordinates rounded to 2^-16 by (v + 128) - 128, 1e-8 x the column index along a grid's
+    width). Each is under every tolerance at the sizes validate draws, and a fraction of a pixel or
+    more at 65,536 columns: the wide round (``_wide_round``) runs both models there."""
+    kind = rng.integers(4)
+    if rng.integers(2):  # where the sizes follow the image, the wide round can then run the mutant
+        _free_last_axis(model)
+
+    def build(op, const, v, dtype, rng):
+        if kind == 0:
+            return op("Mul", v, const(1 + 6e-6)), "hidden: a scale of 1 + 6e-6"
+        if kind == 1:
+            return op("Add", v, const(8e-6)), "hidden: a shift of 8e-6"
+        if kind == 2:
+            return op("Sub", op("Add", v, const(128.0)), const(128.0)), "hidden: (v + 128) - 128"
+        width = op("Gather", op("Shape", v), const([-2], np.int64), axis=0)
+        column = op("Cast", op("Range", const(0, np.int64), op("Squeeze", width), const(1, np.int64)),
+                    to=_elem_type(model, v))
+        along = op("Unsqueeze", column, const([1], np.int64))  # [W, 1]: broadcast along the second-last axis
+        return op("Add", v, op("Mul", along, const(1e-8))), "hidden: 1e-8 x the index along the second-last axis"
+    return _plant(model, rng, build)
+
+
+def _free_last_axis(model) -> None:
+    """Every image-like input's last axis made dynamic, and the value_info that pinned it dropped."""
+    for vi in model.graph.input:
+        dims = vi.type.tensor_type.shape.dim
+        if len(dims) in (4, 5) and vi.type.tensor_type.elem_type in (TensorProto.FLOAT, TensorProto.FLOAT16):
+            dims[-1].Clear()
+            dims[-1].dim_param = "free_width"
+    del model.graph.value_info[:]
+    for vi in model.graph.output:
+        for d in vi.type.tensor_type.shape.dim:
+            d.Clear()
+
+
 MUTATIONS = [swap_inputs, change_dims, change_dtype, insert_elementwise, insert_elementwise, duplicate_node,
              drop_node, corrupt_attribute]
 PLANTS = [plant_far_trap, plant_far_trap, plant_dim_branch, plant_overridable, plant_value_info_lie]
 PLANTS_FROM = 2031  # seeds from here plant issue 27's traps too; older seeds rebuild their cases as they were
 RULE_PLANTS = [plant_rule_trap, plant_affine_map]
 RULE_PLANTS_FROM = 2040  # seeds from here plant issue 39's classes and measure completeness
+HIDDEN_PLANTS_FROM = 2060  # seeds from here plant terms the probes' sizes hide, and run the wide round
 AFFINE_ONLY = {"plant_affine_map"}  # mutations after which the grid is still affine (completeness)
 
 
 def mutations_for(seed: int) -> list:
+    if seed >= HIDDEN_PLANTS_FROM:
+        return MUTATIONS + PLANTS + RULE_PLANTS + [plant_hidden_term]
     if seed >= RULE_PLANTS_FROM:
         return MUTATIONS + PLANTS + RULE_PLANTS
     return MUTATIONS + PLANTS if seed >= PLANTS_FROM else MUTATIONS
@@ -480,13 +523,56 @@ def run_case(seed: int, index: int, samples: list[str], manifest: dict) -> dict:
         if outcome[engine] is None:
             break
     if outcome["reference"] is None:
-        return {**verdict, "kind": "fused"}
+        wide = _wide_round(mutant, result.model, shapes) if seed >= HIDDEN_PLANTS_FROM else None
+        if isinstance(wide, str):
+            return {**verdict, "kind": "wrong", "detail": wide, "wide": True}
+        return {**verdict, "kind": "fused", "wide": bool(wide)}
     detail = f"engine reference: {outcome['reference']}; engine auto: {outcome.get('auto') or 'passed'}"
     if all(_runtime_failure(text) for text in outcome.values() if text):
         kind = "engine" if outcome.get("auto") is None else "broken"  # runs in one engine, not the other
     else:
         kind = "wrong"
     return {**verdict, "kind": kind, "detail": detail}
+
+
+WIDE = 65536  # columns: a term of 1e-8 per column moves coordinates by ~10 pixels there
+
+
+def _wide_round(mutant, fused, shapes: dict) -> str | bool:
+    """Both models once more at a size no probe and no validate draw tries: every input whose last
+    axis is dynamic gets ``WIDE`` there and 2 on its other dynamic axes (so it stays small), and a ramp
+    as its values (white noise would let validate's rounding probe explain whole pixels away). What
+    differed, True when they agree, False when there is no such input or the mutant does not run
+    there (sizes it ties elsewhere)."""
+    import surgeon
+    from surgeon.errors import SurgeonError
+    from surgeon.runtime.inputs import random_inputs
+
+    wide = {}
+    for vi in mutant.graph.input:
+        dims = list(vi.type.tensor_type.shape.dim)
+        if len(dims) >= 3 and not dims[-1].HasField("dim_value"):
+            known = shapes.get(vi.name) or [1] * len(dims)
+            wide[vi.name] = [d.dim_value if d.HasField("dim_value") else (WIDE if i == len(dims) - 1 else
+                             min(2, known[i]) if i >= 2 else known[i]) for i, d in enumerate(dims)]
+    if not wide:
+        return False
+    try:
+        feeds, _ = random_inputs(mutant, {**_fixed(mutant, shapes), **wide})
+        for name in wide:  # a ramp, each value its column: a coordinate moved by d pixels moves outputs by d
+            if feeds[name].dtype.kind == "f":
+                feeds[name] = np.broadcast_to(np.arange(WIDE, dtype=feeds[name].dtype), feeds[name].shape).copy()
+        surgeon.run(mutant, feeds)
+    except Exception:  # the mutant itself does not run at this size
+        return False
+    try:
+        report = surgeon.validate(mutant, fused, feeds, max_mismatch=1e-3, engine="reference", far=False, quiet=True)
+    except SurgeonError as exc:
+        return f"at {WIDE} columns: {exc}"
+    if report.passed:
+        return True
+    failures = report.failures()
+    return f"at {WIDE} columns: {failures[0] if failures else 'nothing compared'}"
 
 
 def _same(a: dict, b: dict) -> bool:
@@ -612,8 +698,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, default=30.0)
     parser.add_argument("--cases", type=int, default=None, help="stop after this many cases")
-    parser.add_argument("--seed", type=int, default=None, help="default 0 (--smoke: 2040, the first with issue 39's "
-                                                                "plants and completeness)")
+    parser.add_argument("--seed", type=int, default=None, help="default 0 (--smoke: 2060, the first with every plant "
+                                                                "and the wide round)")
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds before a case counts as a hang")
     parser.add_argument("--out", default=None, help="where findings and their models go (default fuzz-findings)")
@@ -630,7 +716,7 @@ def main() -> None:
         args.seed = 0 if args.seed is None else args.seed
         campaign(args, samples, manifest, args.out or "fuzz-findings")
         return
-    args.seed = RULE_PLANTS_FROM if args.seed is None else args.seed
+    args.seed = HIDDEN_PLANTS_FROM if args.seed is None else args.seed
     args.cases, args.jobs, args.minutes = 10, 1, 5.0  # the minutes only bound a machine far slower than CI
     with tempfile.TemporaryDirectory(prefix="fuzz-smoke-") as tmp:
         out = args.out or tmp
@@ -664,6 +750,11 @@ def campaign(args, samples: list[str], manifest: dict, out: str) -> None:
                         missed[_folded(verdict.get("detail") or verdict["kind"])] += 1
                 counts["rewrites"] += verdict.get("rewrites", 0)
                 counts["raised"] += "raised" in verdict
+                counts["wide"] += bool(verdict.get("wide"))
+                if any(m.startswith("plant hidden") for m in verdict["mutations"]):
+                    counts["hidden"] += 1
+                    counts[f"hidden {verdict['kind']}"] += 1
+                    counts["hidden wide"] += bool(verdict.get("wide"))
                 if verdict["kind"] in bad or "raised" in verdict:
                     save_finding(Path(out), verdict, samples)
         if not more() and all(w.job is None for w in workers):
@@ -677,7 +768,9 @@ def campaign(args, samples: list[str], manifest: dict, out: str) -> None:
           f"silent wrong results {counts['wrong']} (+{counts['broken']} fused models that do not run), "
           f"crashes {counts['crash']}, hangs {counts['hang']}; reference-engine failures {counts['engine']}, "
           f"pattern exceptions {counts['raised']}; completeness {counts['affine fused']} of {counts['affine']} "
-          f"affine mutants fused" + (f"; findings in {out}/findings.jsonl"
+          f"affine mutants fused; hidden-term plants {counts['hidden']}: {counts['hidden fused']} fused "
+          f"({counts['hidden wide']} also equal at {WIDE} columns), {counts['hidden refused']} refused; wide round "
+          f"{counts['wide']}" + (f"; findings in {out}/findings.jsonl"
                                                       if any(counts[k] for k in (*bad, "raised")) else ""))
     for reason, count in missed.most_common(8):  # completeness's other side: what the missed ones were told
         print(f"  missed affine: {count} x {reason}")

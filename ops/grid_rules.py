@@ -90,7 +90,13 @@ def _affine_grid_exact(ev, node, ins):
         spatial = tuple(sympy.Integer(int(s)) for s in node.attr("output_size"))[2:]
     else:
         raise NotExact(f"{node.label}: a grid op without a size")
-    ac, k = int(node.attr("align_corners", 0) or 0), len(spatial)
+    if node.op_type == "ATen":  # affine_grid_generator(theta, size, align_corners): the flag is an input
+        if node.attr("operator") != "affine_grid_generator" or len(ins) < 3 or ins[2] is None:
+            raise NotExact(f"{node.label}: no exact rule for ATen operator {node.attr('operator')!r}")
+        ac = int(integers(ins[2])[0] != 0)
+    else:
+        ac = int(node.attr("align_corners", 0) or 0)
+    k = len(spatial)
 
     def at(index):
         return grid_element(lambda j: theta.at((index[0], index[-1], sympy.Integer(j))), spatial, index[1:1 + k], ac)
@@ -98,4 +104,5 @@ def _affine_grid_exact(ev, node, ins):
     return [Sym((theta.shape[0], *spatial, sympy.Integer(k)), at)]
 
 
-EXACT_RULES = {("", "AffineGrid"): _affine_grid_exact, (DOMAIN, "AffineGrid"): _affine_grid_exact}
+EXACT_RULES = {("", "AffineGrid"): _affine_grid_exact, (DOMAIN, "AffineGrid"): _affine_grid_exact,
+               **{(domain, "ATen"): _affine_grid_exact for domain in ("", "org.pytorch.aten", "com.microsoft")}}
