@@ -56,7 +56,8 @@ def exact_refusal(ctx, cut, symbols, dims, values: dict, verdict, layout) -> Ref
         if found:
             return Refusal(f"the grid is not affine_grid at every size: by its exact expression, coordinate "
                            f"{found[1]}'s {where(found[0], symbols, 'theta')}, where the probes' sizes hid it")
-        verdict.exact = "proved"
+        held = ", ".join(f"{k} = {v}" for k, v in evaluation.assumed.items())
+        verdict.exact = f"proved where {held} (the original runs only there)" if held else "proved"
         return None
 
     try:
@@ -70,7 +71,7 @@ def exact_refusal(ctx, cut, symbols, dims, values: dict, verdict, layout) -> Ref
 def _theta(evaluation, element, cut, verdict, layout, dims) -> list[list[Ratio]]:
     """theta' [k][k+1] the rewrite computes, for the item the element's first position names."""
     k = verdict.k
-    scaled = coefficients(verdict.theta_scaling, dims) if verdict.theta_scaling is not None else None
+    scaled = coefficients(verdict.theta_scaling, dims, evaluation.assumed) if verdict.theta_scaling is not None else None
     if verdict.theta_value is not None:
         if verdict.theta_value.shape[0] != 1:
             raise NotExact("a fitted theta per item")

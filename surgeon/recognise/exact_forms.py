@@ -13,13 +13,14 @@ from .algebra import Poly, Ratio
 from .symbolic import dim_of, to_ratio
 
 
-def coefficients(scaling, dims) -> list[Ratio]:
-    """Each coefficient of a ``DimScaling``: sum over rows of weight * prod d^e (d - 1)^f."""
+def coefficients(scaling, dims, assumed: dict | None = None) -> list[Ratio]:
+    """Each coefficient of a ``DimScaling``: sum over rows of weight * prod d^e (d - 1)^f (each d
+    as ``symbolic.dim_of`` gives it, ``assumed`` included)."""
     monomials = []
     for row in scaling.rows:
         term = Ratio.const(1.0)
         for rep, (e, f) in zip(scaling.reps, row):
-            d = to_ratio(dim_of(dims, rep)).num
+            d = to_ratio(dim_of(dims, rep, assumed)).num
             for factor, power in ((d, e), (d - Poly.const(1.0), f)):
                 for _ in range(abs(power)):
                     term = term * Ratio.of(factor) if power > 0 else term / Ratio.of(factor)

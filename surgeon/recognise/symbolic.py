@@ -14,6 +14,11 @@ probe's value. Comparisons of dims are decided for every dim of at least 2 (a si
 the identification's, ``small_dims``). Whatever has no exact rule here (a floor, a clamp, a
 concatenation along a run-time axis, an op with no rule) ends the evaluation with
 ``NotExact``: the caller then keeps what the probes found, and says so.
+
+A step that runs only where two extents agree (``Tied``: a broadcast of ``d0 * d1`` against
+``20 * d0``, a reshape's element count) holds them equal in every run that succeeds: the
+evaluation solves that for one dim (``d1 = 20``) and starts again assuming it (``assumed``), as
+the rewrite may (what the original enforces, the rewrite may assume).
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ import sympy
 from .algebra import Bound, Poly, Ratio, positive
 from .prove import rule_for
 from .symbolic_rules import CONTRIB, RULES
-from .symbolic_tensor import LEAST, NotExact, Sym, constant, dim_symbol, integers, number, same, to_ratio
+from .symbolic_tensor import LEAST, NotExact, Sym, Tied, constant, dim_symbol, integers, number, same, to_ratio
 
 __all__ = ["NotExact", "Sym", "Evaluation", "Element", "evaluate", "dim_of", "dim_symbol", "region_leaves",
            "integers", "to_ratio", "LEAST"]
@@ -36,9 +41,11 @@ __all__ = ["NotExact", "Sym", "Evaluation", "Element", "evaluate", "dim_of", "di
 class Evaluation:
     """One symbolic evaluation of a region (see the module's text)."""
 
-    def __init__(self, ctx, nodes, values: dict, leaves, rules: dict | None = None):
-        """``leaves``: value -> ``Sym``, or a function of this evaluation giving them."""
+    def __init__(self, ctx, nodes, values: dict, leaves, rules: dict | None = None, assumed: dict | None = None):
+        """``leaves``: value -> ``Sym``, or a function of this evaluation giving them; ``assumed``:
+        dim symbol -> the expression every successful run has it equal to (``Tied``)."""
         self.ctx, self.values, self.rules = ctx, values, rules or {}
+        self.assumed = dict(assumed or {})
         self.ranges: dict = {}  # position symbol -> its axis's extent
         self.positions: tuple = ()  # the generic element's leading index (``element``)
         self.syms: dict[str, Sym] = dict(leaves(self) if callable(leaves) else leaves)
@@ -150,13 +157,46 @@ def evaluate(ctx, nodes, values: dict, leaves: dict[str, Sym], output: str, rule
              then=None):
     """``output``'s generic ``Element``, or ``NotExact``; ``then(evaluation, element)``, when
     given, runs inside the same guards and its result is returned instead."""
+    assumed: dict = {}
+    for _ in range(MAX_TIES + 1):
+        try:
+            return _once(ctx, nodes, values, leaves, output, rules, then, assumed)
+        except Tied as tie:
+            solved = _solve(tie.a - tie.b)
+            if solved is None:
+                raise NotExact(str(tie)) from None
+            symbol, value = solved
+            assumed = {s: sympy.expand(e.subs(symbol, value)) for s, e in assumed.items()}
+            assumed[symbol] = value
+    raise NotExact(f"more than {MAX_TIES} extents held equal")
+
+
+MAX_TIES = 4
+
+
+def _solve(difference):
+    """``(dim, expression)`` with ``difference == 0`` exactly when dim equals the expression (a
+    number of at least ``LEAST``, or a polynomial in other dims), or None."""
+    for symbol in sorted(difference.free_symbols, key=str):
+        if not str(symbol).startswith("d"):
+            continue
+        found = [e for e in sympy.solve(difference, symbol)
+                 if e.is_polynomial() and (not e.is_Number or (e.is_Integer and e >= LEAST))]
+        if len(found) == 1 and all(str(s).startswith("d") for s in found[0].free_symbols):
+            return symbol, sympy.expand(found[0])
+    return None
+
+
+def _once(ctx, nodes, values, leaves, output, rules, then, assumed):
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 20000))
     evaluation = None
     try:
-        evaluation = Evaluation(ctx, nodes, values, leaves, rules)
+        evaluation = Evaluation(ctx, nodes, values, leaves, rules, assumed)
         element = evaluation.element(output)
         return then(evaluation, element) if then else element
+    except Tied:
+        raise
     except (RecursionError, ZeroDivisionError, OverflowError) as exc:
         raise NotExact(f"{type(exc).__name__}") from None
     except (ValueError, IndexError, TypeError, KeyError) as exc:  # a rule meeting a form it was not written for
@@ -168,11 +208,13 @@ def evaluate(ctx, nodes, values: dict, leaves: dict[str, Sym], output: str, rule
             evaluation.ctx = evaluation.values = None
 
 
-def dim_of(dims, cls: int):
-    """A class's symbol: its group's (``DimPlan``), or the value the plan fixes it at."""
+def dim_of(dims, cls: int, assumed: dict | None = None):
+    """A class's symbol: its group's (``DimPlan``), or the value the plan fixes it at, or what
+    ``assumed`` holds it equal to."""
     if cls in dims.fixed:
         return sympy.Integer(dims.fixed[cls])
-    return dim_symbol(f"d{dims.rep(dims.group_of(cls))}")
+    symbol = dim_symbol(f"d{dims.rep(dims.group_of(cls))}")
+    return (assumed or {}).get(symbol, symbol)
 
 
 def region_leaves(region, symbols, dims, values: dict, evaluation) -> dict[str, Sym]:
@@ -182,7 +224,8 @@ def region_leaves(region, symbols, dims, values: dict, evaluation) -> dict[str, 
     (elements every run holds, ``region.fixed``, are those values). ``evaluation``: the one
     that reads them (the output's positions are known only once it asks for them)."""
     def extents(value):
-        return tuple(sympy.Integer(d) if isinstance(d, int) else dim_of(dims, d.cls) for d in symbols.owners[value])
+        return tuple(sympy.Integer(d) if isinstance(d, int) else dim_of(dims, d.cls, evaluation.assumed)
+                     for d in symbols.owners[value])
 
     def unreadable(index):
         raise NotExact("the region reads the data of a tensor it only measures")
@@ -196,7 +239,7 @@ def region_leaves(region, symbols, dims, values: dict, evaluation) -> dict[str, 
             if out in values:
                 leaves[out] = constant(np.asarray(values[out]))
     for name, elements in symbols.elements.items():
-        held = [dim_of(dims, e.cls) for e in elements]
+        held = [dim_of(dims, e.cls, evaluation.assumed) for e in elements]
         leaves[name] = Sym((sympy.Integer(len(held)),), lambda index, held=held: to_ratio(held[number(index[0])]), True)
     variable = region.variable
     if variable is not None and variable in symbols.owners:

@@ -7,8 +7,9 @@ import numpy as np
 import sympy
 
 from .algebra import Ratio
-from .symbolic_tensor import (LEAST, NotExact, Sym, broadcast, broadcast_index, constant, dim_symbol, flat_index,
-                              integers, nonneg, number, same, scalar, split, to_integer, to_ratio, unflat_index)
+from .symbolic_tensor import (LEAST, NotExact, Sym, Tied, broadcast, broadcast_index, constant, dim_symbol,
+                              flat_index, integers, nonneg, number, same, scalar, split, to_integer, to_ratio,
+                              unflat_index)
 
 
 _END = (1 << 31) - 1  # a Slice bound at or past this (either way) means "to the end"
@@ -157,7 +158,7 @@ def _reshape(ev, node, ins):
     for t in target:
         product *= t
     if not same(product, total):
-        raise NotExact(f"{node.label}: reshapes {source.shape} to {target}")
+        raise Tied(product, total, f"{node.label}: reshapes {source.shape} to {target}")
 
     def at(index):
         return source.at(unflat_index(flat_index(index, target), source.shape, ev.ranges))
@@ -193,8 +194,9 @@ def _concat(ev, node, ins):
     shape = list(parts[0].shape)
     shape[axis] = sympy.expand(sum((p.shape[axis] for p in parts), sympy.Integer(0)))
     for p in parts:
-        if any(not same(a, b) for i, (a, b) in enumerate(zip(p.shape, parts[0].shape)) if i != axis):
-            raise NotExact(f"{node.label}: concatenates tensors whose other extents differ")
+        for i, (a, b) in enumerate(zip(p.shape, parts[0].shape)):
+            if i != axis and not same(a, b):
+                raise Tied(a, b, f"{node.label}: concatenates")
 
     def at(index):
         i = index[axis]
@@ -437,8 +439,10 @@ def _matmul(ev, node, ins):
     a, b = ins
     if len(a.shape) < 2 or len(b.shape) < 2:
         raise NotExact(f"{node.label}: a matrix product of a vector")
+    if not same(a.shape[-1], b.shape[-2]):
+        raise Tied(a.shape[-1], b.shape[-2], f"{node.label}: multiplies")
     inner = number(a.shape[-1]) if a.shape[-1].is_Integer else None
-    if inner is None or not same(a.shape[-1], b.shape[-2]) or inner > 16:
+    if inner is None or inner > 16:
         raise NotExact(f"{node.label}: a matrix product over an axis that follows the dims")
     batch = broadcast(a.shape[:-2], b.shape[:-2])
     shape = batch + (a.shape[-2], b.shape[-1])

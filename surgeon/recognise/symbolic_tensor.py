@@ -20,6 +20,16 @@ class NotExact(Exception):
     """No exact rule for this step; the message names it."""
 
 
+class Tied(NotExact):
+    """A step that runs only where two extents are equal (a broadcast of two non-1 extents, a
+    reshape's element count, a concatenation's other axes, a matrix product's inner axis): every
+    run of the region that succeeds has ``a == b``, which the evaluation may then assume."""
+
+    def __init__(self, a, b, what: str):
+        super().__init__(f"{what} only where {a} = {b}")
+        self.a, self.b = sympy.sympify(a), sympy.sympify(b)
+
+
 @dataclass
 class Sym:
     """A tensor: its extents (sympy integers) and its element at an index (sympy integers)."""
@@ -134,8 +144,9 @@ def broadcast(*shapes) -> tuple:
     for axis in range(rank):
         extents = [s[axis - rank + len(s)] for s in shapes if axis - rank + len(s) >= 0]
         wide = [e for e in extents if e != 1]
-        if any(not same(e, wide[0]) for e in wide):
-            raise NotExact(f"extents {extents} broadcast only at some sizes")
+        for e in wide:
+            if not same(e, wide[0]):
+                raise Tied(e, wide[0], f"extents {extents} broadcast")
         out.append(wide[0] if wide else sympy.Integer(1))
     return tuple(out)
 

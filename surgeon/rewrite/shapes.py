@@ -162,7 +162,9 @@ def _incomplete(dims) -> bool:
 def _more_known(new, old) -> bool:
     if new is None or len(new) != len(old):
         return False
-    score = lambda dims: sum(2 if isinstance(d, int) else 1 if isinstance(d, str) else 0 for d in dims)
+    # an inference placeholder (unk__N) says no more than None: a measured name ties it to an input
+    score = lambda dims: sum(2 if isinstance(d, int) else 1 if isinstance(d, str) and not d.startswith("unk__")
+                             else 0 for d in dims)
     return score(new) > score(old)
 
 

@@ -56,6 +56,7 @@ CASES = {
     "2046:8248": "H and W tied because both sat at the probe's 2 while a table's length followed W",
     "2046:10657": "every dim tied into one group at a shared probe value: the output size followed the batch",
     "2046:10041": "sizes baked into a Reshape to H * W: the region also ran with H and W swapped",
+    "2062:475": "1e-8 x the column after ATen's affine_grid_generator, which had no exact rule: 21 px at 65,536",
 }
 
 
@@ -80,3 +81,8 @@ def test_double_image_is_refused_by_the_contract():
     verdict = replay("2028:1282")
     assert verdict["kind"] == "refused", verdict
     assert "the image is double: custom.ops ops take float32 or float16" in verdict["detail"], verdict
+
+
+def test_a_hidden_term_after_atens_grid_is_refused_by_the_exact_check():
+    verdict = replay("2062:475")
+    assert verdict["kind"] == "refused" and "not affine_grid at every size" in verdict["detail"], verdict
