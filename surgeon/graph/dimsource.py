@@ -2,7 +2,9 @@
 
 ``dim_source(value, axis)`` follows a dim back through ops that copy it unchanged to the dim it
 is a copy of: a Reshape whose target entry is read off another value's ``Shape`` (the way every
-exporter writes ``x.reshape(-1, C, H, W)``), shape-keeping elementwise ops, Transpose. Two dims
+exporter writes ``x.reshape(-1, C, H, W)``), shape-keeping elementwise ops, Transpose, a Pad
+whose pads on that axis are 0 (``F.pad``'s pads as TorchScript computes them: a concatenation
+with zeros, reshaped, reversed and transposed, followed element by element). Two dims
 with one source are equal in every run, whatever the sizes: a fact proved from the ops, not a
 declared name (two inputs both declaring ``H`` may differ). Anything else is its own source.
 """
@@ -81,6 +83,14 @@ class DimSources:
             # data's dim at this axis is that entry's source too.
             if node.attrs.get("allowzero", 0) or self.dim_source(ins[0], axis) == self.dim_source(*entry):
                 return entry
+        if op == "Pad":  # no padding before or after this axis: the data's own dim
+            rank = self._rank(ins[0])
+            pads = node.attrs.get("pads")
+            if rank is None or (pads is None and (len(ins) < 2 or not ins[1])) or (len(ins) > 3 and ins[3]):
+                return None  # opset 18's axes input: the pads name only some axes
+            ends = [pads[axis], pads[axis + rank]] if pads is not None else \
+                [self._element(ins[1], axis), self._element(ins[1], axis + rank)]
+            return (ins[0], axis) if ends == [0, 0] else None
         return None
 
     def _element(self, value: str, index: int, depth: int = 0) -> tuple[str, int] | int | None:
@@ -102,8 +112,22 @@ class DimSources:
             return (ins[0], start + index) if start + index < end else None
         if op == "Cast":
             return self._element(ins[0], index, depth + 1) if node.attrs.get("to") in _INT_TYPES else None
-        if op == "Identity":
+        if op in ("Identity", "Reshape", "Flatten"):  # the same elements in the same (row-major) order
             return self._element(ins[0], index, depth + 1)
+        if op == "ConstantOfShape":
+            value = node.attrs.get("value")
+            fill = np.asarray(value).reshape(-1) if value is not None else np.zeros(1, np.float32)
+            return int(fill[0]) if fill.size == 1 and float(fill[0]).is_integer() else None
+        if op == "Transpose":
+            dims = self._static(ins[0])
+            perm = node.attrs.get("perm") or (list(range(len(dims)))[::-1] if dims else None)
+            if dims is None or perm is None:
+                return None
+            out = np.unravel_index(index, [dims[p] for p in perm])
+            back = [0] * len(dims)
+            for i, p in enumerate(perm):
+                back[p] = int(out[i])
+            return self._element(ins[0], int(np.ravel_multi_index(back, dims)), depth + 1)
         if op in ("Unsqueeze", "Squeeze"):
             return self._element(ins[0], 0, depth + 1) if index == 0 and self._length(value) == 1 else None
         if op == "Concat":
@@ -129,8 +153,15 @@ class DimSources:
             return self._sliced(node, index, depth)
         return None
 
+    def _static(self, value: str) -> list[int] | None:
+        dims = self._shape(value)
+        return list(dims) if dims is not None and all(isinstance(d, int) for d in dims) else None
+
     def _sliced(self, node: Node, index: int, depth: int) -> tuple[str, int] | None:
         ins = node.inputs
+        dims = self._static(ins[0])
+        if dims is not None and len(dims) > 1:
+            return self._sliced_rows(node, dims, index, depth)
         bounds = [self._constant(v) if v else None for v in ins[1:5]]
         length = self._length(ins[0])
         if length is None or bounds[0] is None or bounds[1] is None:
@@ -143,6 +174,26 @@ class DimSources:
         start = int(np.reshape(bounds[0], -1)[0])
         start = max(0, min(length, start + length if start < 0 else start))
         return self._element(ins[0], start + index, depth + 1) if start + index < length else None
+
+    def _sliced_rows(self, node: Node, dims: list[int], index: int, depth: int) -> tuple[str, int] | None:
+        """An element of a Slice of a small N-D int tensor of static dims, any steps."""
+        ins = node.inputs
+        bounds = [np.reshape(self._constant(v), -1) if v and self._constant(v) is not None else None
+                  for v in ins[1:5]]
+        if bounds[0] is None or bounds[1] is None or (len(ins) > 3 and ins[3] and bounds[2] is None) \
+                or (len(ins) > 4 and ins[4] and bounds[3] is None):
+            return None
+        axes = [int(a) % len(dims) for a in bounds[2]] if len(ins) > 3 and ins[3] else list(range(len(bounds[0])))
+        steps = [int(t) for t in bounds[3]] if len(ins) > 4 and ins[4] else [1] * len(axes)
+        picks = [list(range(d)) for d in dims]
+        for a, start, end, step in zip(axes, bounds[0], bounds[1], steps):
+            picks[a] = list(range(dims[a]))[slice(int(start), int(end), step)] if step else []
+        out = [len(p) for p in picks]
+        if index >= int(np.prod(out)):
+            return None
+        at = np.unravel_index(index, out)
+        source = [picks[a][int(i)] for a, i in enumerate(at)]
+        return self._element(ins[0], int(np.ravel_multi_index(source, dims)), depth + 1)
 
     def _length(self, value: str) -> int | None:
         """The static length of a 1-D (or scalar: 1) int tensor."""

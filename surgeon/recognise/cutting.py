@@ -52,7 +52,7 @@ class _Walk:
 
     def derivable(self, value: str) -> bool:
         """Computed from constants, shapes and candidates only (computable inside the region)."""
-        return reads_only_shapes(self.ctx, value, also=self.is_candidate, max_nodes=MAX_SHAPE_WALK)
+        return reads_only_shapes(self.ctx, value, also=self.is_candidate, max_nodes=MAX_REGION_NODES)
 
     def shape_only(self, value: str, max_nodes: int = MAX_SHAPE_WALK) -> bool:
         """Reads no run-time data at all: part of the output's computation, not a candidate."""

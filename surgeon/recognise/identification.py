@@ -132,7 +132,7 @@ class Identification:
 
     def _identify(self):
         failures, found = [], None
-        for plan in partitions(self.symbols):  # every partition gets its turn
+        for plan in partitions(self.symbols, self.ctx):  # every partition gets its turn
             self.dims = plan
             base = plan.base()
             result = self.start(base)

@@ -100,6 +100,36 @@ def _extreme(ev, node, ins):
     return _elementwise(fn)(ev, node, ins)
 
 
+def _sign_rules(ev, node, ins):
+    """Abs, Relu, Sign and Clip of values whose sign against the bounds is the same for every
+    size (``Abs`` of an element every run holds at 1, a clamp a size never reaches)."""
+    zero = Ratio.const(0.0)
+    op = node.op_type
+    if op == "Clip":
+        lo, hi = node.attr("min"), node.attr("max")  # opset 6: attributes; 11 on: inputs
+        bounds = [Sym((), lambda index, v=v: Ratio.const(float(v))) if v is not None else None for v in (lo, hi)]
+        bounds = [ins[i] if len(ins) > i and ins[i] is not None else bounds[i - 1] for i in (1, 2)]
+        data = ins[0]
+
+        def clip(index):
+            x = data.at(index)
+            low, high = (b.at(()) if b is not None and not b.shape else None for b in bounds)
+            if any(b is not None and b.shape for b in bounds):
+                raise NotExact(f"{node.label}: a Clip bound that is not a scalar")
+            if low is not None and ev.compare(x, low, "Less"):
+                return low
+            return high if high is not None and ev.compare(x, high, "Greater") else x
+
+        return [Sym(data.shape, clip, data.integer)]
+    if op == "Abs":
+        fn = lambda x: -x if ev.compare(x, zero, "Less") else x  # noqa: E731
+    elif op == "Relu":
+        fn = lambda x: zero if ev.compare(x, zero, "Less") else x  # noqa: E731
+    else:
+        fn = lambda x: Ratio.const(float(ev.compare(x, zero, "Greater")) - float(ev.compare(x, zero, "Less")))  # noqa: E731
+    return _elementwise(lambda args, integer: fn(args[0]))(ev, node, ins)
+
+
 def _cast(ev, node, ins):
     target = np.asarray(ev.values.get(node.outputs[0], np.zeros(0, np.float32))).dtype
     source = ins[0]
@@ -538,5 +568,6 @@ RULES = {
     "GatherND": _gather_nd, "Reciprocal": _elementwise(lambda args, integer: Ratio.const(1.0) / args[0]),
     "Where": _where, "Constant": _constant, "ReduceSum": _reduce, "ReduceMean": _reduce,
     "Not": _logic, "And": _logic, "Or": _logic, "Xor": _logic,
+    "Abs": _sign_rules, "Relu": _sign_rules, "Sign": _sign_rules, "Clip": _sign_rules,
     **{op: _comparison for op in _COMPARE},
 }

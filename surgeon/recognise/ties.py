@@ -34,11 +34,16 @@ class Failure:
     batch: int | None = None  # the result's batch when it ran
 
 
-def partitions(sym: Symbols) -> Iterator[DimPlan]:
-    """All distinct; then what the consumer needs equal tied (the variable's batch and a size
-    tensor's N to the anchor's batch, its C to the anchor's channels; a static anchor dim fixes
-    them); then equal declared symbols too."""
+def partitions(sym: Symbols, ctx=None) -> Iterator[DimPlan]:
+    """All distinct but the dims the graph's ops make one (``ctx.same_dim``: a Pad's batch and its
+    input's); then what the consumer needs equal tied (the variable's batch and a size tensor's N
+    to the anchor's batch, its C to the anchor's channels; a static anchor dim fixes them); then
+    equal declared symbols too."""
     distinct = [[c] for c in range(len(sym.classes))]
+    if ctx is not None:
+        for a, b in itertools.combinations(range(len(sym.classes)), 2):
+            if _enforced(ctx, sym, a, b):
+                distinct = _merge(distinct, [a, b])
     yield DimPlan(sym, distinct)
     tied, fixed = distinct, {}
     anchor = sym.owners[sym.anchor]
@@ -65,8 +70,9 @@ def partitions(sym: Symbols) -> Iterator[DimPlan]:
 
 
 def search(plan: DimPlan, base: dict, start: Callable, hints: list[int]) -> tuple | None:
-    """Dims the region accepts when the base ones fail: ``hints`` first (sizes found in its
-    constants, then their divisors), then the same with the batch at 1. ``start(assign)``: the
+    """Dims the region accepts when the base ones fail: one group at each of ``hints`` (sizes found
+    in its constants, then their divisors), then combinations of them; then the same with the
+    batch at 1. ``start(assign)``: the
     caller's first check there, a ``Failure`` when it does not verify."""
     free = [g for g in range(len(plan.groups)) if not set(plan.groups[g]) & plan.batch_like]
     batches = [g for g in range(len(plan.groups)) if set(plan.groups[g]) & plan.batch_like]
@@ -78,7 +84,13 @@ def search(plan: DimPlan, base: dict, start: Callable, hints: list[int]) -> tupl
         starts.append(at_one)
     per_class = max(2, int(MAX_SEARCH ** (1 / len(free)))) if free else 1
     values = hints[:per_class]
-    for first in starts:
+    for first in starts:  # one group at a hint (a size baked into a Tile's count), then combinations
+        singles = [(g, v) for g in free for v in hints if v != first[plan.rep(g)]]
+        for g, v in singles[:MAX_SEARCH]:
+            assign = plan.with_value(first, g, v)
+            result = start(assign)
+            if not isinstance(result, Failure):
+                return assign, result
         combos = itertools.product(values, repeat=len(free)) if free else [()]
         for combo in itertools.islice(combos, MAX_SEARCH):
             if not combo and first is base:
