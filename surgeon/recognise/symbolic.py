@@ -49,6 +49,9 @@ class Evaluation:
         self.ranges: dict = {}  # position symbol -> its axis's extent
         self.positions: tuple = ()  # the generic element's leading index (``element``)
         self.syms: dict[str, Sym] = dict(leaves(self) if callable(leaves) else leaves)
+        if self.assumed:  # the leaves' extents as every successful run has them
+            self.syms = {k: Sym(tuple(sympy.sympify(e).subs(self.assumed) for e in v.shape), v.at, v.integer)
+                         for k, v in self.syms.items()}
         for node in nodes:
             outs = [o for o in node.outputs if o]
             if outs and all(o in self.syms for o in outs):

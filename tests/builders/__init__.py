@@ -22,7 +22,7 @@ from .external_data import (STN_SAMPLE, external_tensor_names, initializer_named
 from .graph import (CUSTOM_OPS, FLOAT, INT64, GraphBuilder, onnx_model, value_info)
 from .toy_models import (SCALE_DOMAIN, relu_model, relu_neg_abs_model, relu_neg_abs_mul_sigmoid_model,
     relu_scale_chain_model, relu_scale_fanout_model, scale_node, scale_ops_model, single_op_model)
-from .warp_spellings import (aten_pair, baked_base_grid, dynamo_chains, elementwise_homogeneous, homogeneous_perspective, inverse3,
+from .warp_spellings import (aten_pair, baked_base_grid, padded_row_perspective, dynamo_chains, elementwise_homogeneous, homogeneous_perspective, inverse3,
     matmul_range_grid, ms_matmul_pair, native_pair)
 from .warps import (ONNX_MODE, TAMPERED_WARPS, WARP_THETA, WEIGHTED_WARP_HW, custom_affine_grid_read_twice_model,
     fused_grid_sample_node, grid_sample_model, if_warp_model, stn_pair, swap_theta_rows, warp_feeds, warp_model,

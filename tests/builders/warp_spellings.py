@@ -6,7 +6,7 @@ com.microsoft::GridSample."""
 from __future__ import annotations
 
 import numpy as np
-from onnx import numpy_helper
+from onnx import helper, numpy_helper
 
 from .graph import FLOAT, GraphBuilder
 
@@ -217,6 +217,59 @@ def homogeneous_perspective(last_row="fixed", divide="plain", hw=(16, 12), opset
     shape = g.op("Concat", batch, g.ints([h]), g.op("Shape", x, start=3, end=4), g.ints([2]), axis=0)
     grid = g.op("Reshape", xy, shape)
     g.op("GridSample", x, grid, out="y", align_corners=1, mode="bilinear", padding_mode="zeros")
+    g.output("y")
+    return g.model(opset)
+
+
+def padded_row_perspective(tile: int = 16, opset: int = 17, last_row: str = "fixed"):
+    """kornia 0.9.2's ``warp_perspective`` of ``[M; 0 0 1]`` as TorchScript writes it with a
+    ``dsize`` read off the image: the image padded by F.pad for a one-pixel axis (pads computed
+    from the sizes, through F.pad's concatenate / reshape / reverse / transpose; zero on the batch),
+    the base grid built with a size-1 guard on each axis (``Where(n > 1, linspace, 0)``), the
+    inverse repeated per output row by a Tile whose count the trace baked (``tile``: the model runs
+    only at H = tile), a guarded divide by the third coordinate, and the padded image sampled.
+    ``last_row="data"``: a third run-time row R (a free homography, projective)."""
+    g = GraphBuilder()
+    x = g.input("x", ["N", 3, "H", "W"])
+    m = g.input("M", ["N", 2, 3])
+    i64 = lambda v: g.const(np.array(v, np.int64))  # noqa: E731
+    h, w = (g.op("Gather", g.op("Shape", x), i64(a), axis=0) for a in (2, 3))
+    one = lambda n: g.op("Cast", g.op("Equal", n, i64(1)), to=7)  # noqa: E731  (a pixel more where n == 1)
+    torch_pads = g.op("Concat", i64([0]), g.op("Unsqueeze", one(w), g.ints([0])), i64([0]),
+                      g.op("Unsqueeze", one(h), g.ints([0])), axis=0)
+    rest = g.op("ConstantOfShape", i64([4]), value=helper.make_tensor("v", 7, [1], [0]))
+    pairs = g.op("Reshape", g.op("Concat", torch_pads, rest, axis=0), g.ints([-1, 2]))
+    reversed_ = g.op("Slice", pairs, g.ints([-1]), g.ints([-(2 ** 62)]), g.ints([0]), g.ints([-1]))
+    pads = g.op("Reshape", g.op("Transpose", reversed_, perm=[1, 0]), g.ints([-1]))
+    padded = g.op("Pad", x, pads, mode="constant")
+    batch = g.op("Shape", m, start=0, end=1)
+    row = g.input("R", ["N", 1, 3]) if last_row == "data" else \
+        g.op("Expand", g.const(np.array([[[0.0, 0.0, 1.0]]], np.float32)), g.op("Concat", batch, g.ints([1, 3]), axis=0))
+    t = inverse3(g, g.op("Concat", m, row, axis=1))
+
+    def coords(n):  # align_corners=1 coordinates along an axis of n, 0 where n == 1
+        steps = g.op("Cast", g.op("Range", i64(0), n, i64(1)), to=FLOAT)
+        span = g.op("Cast", g.op("Sub", n, i64(1)), to=FLOAT)
+        line = g.op("Sub", g.op("Mul", g.op("Div", steps, span), g.const(np.float32(2))), g.const(np.float32(1)))
+        return g.op("Where", g.op("Greater", g.op("Cast", n, to=FLOAT), g.const(np.float32(1))), line,
+                    g.op("Mul", steps, g.const(np.float32(0))))
+
+    hw = g.op("Concat", g.op("Unsqueeze", h, g.ints([0])), g.op("Unsqueeze", w, g.ints([0])), axis=0)
+    px = g.op("Expand", g.op("Unsqueeze", coords(w), g.ints([0])), hw)
+    py = g.op("Expand", g.op("Unsqueeze", coords(h), g.ints([1])), hw)
+    points = g.op("Concat", *[g.op("Unsqueeze", p, g.ints([2])) for p in (px, py, g.op("Expand", g.const(np.ones((1, 1), np.float32)), hw))], axis=2)
+    image_batch = g.op("Shape", padded, start=0, end=1)
+    points = g.op("Expand", g.op("Unsqueeze", points, g.ints([0])), g.op("Concat", image_batch, hw, g.ints([3]), axis=0))
+    points = g.op("Reshape", points, g.op("Concat", g.ints([-1]), g.op("Unsqueeze", w, g.ints([0])), g.ints([3]), axis=0))
+    per_row = g.op("Reshape", g.op("Tile", g.op("Unsqueeze", t, g.ints([1])), g.ints([1, tile, 1, 1])), g.ints([-1, 3, 3]))
+    moved = g.op("MatMul", points, g.op("Transpose", per_row, perm=[0, 2, 1]))  # [N * H, W, 3]
+    xy = g.op("Slice", moved, g.ints([0]), g.ints([2]), g.ints([2]))
+    z = g.op("Slice", moved, g.ints([2]), g.ints([3]), g.ints([2]))
+    mask = g.op("Greater", g.op("Abs", z), g.const(np.float32(1e-8)))
+    zeros = g.op("ConstantOfShape", g.op("Shape", z))
+    xy = g.op("Mul", g.op("Where", mask, g.op("Reciprocal", g.op("Where", mask, z, zeros)), zeros), xy)
+    grid = g.op("Reshape", xy, g.op("Concat", image_batch, hw, g.ints([2]), axis=0))
+    g.op("GridSample", padded, grid, out="y", align_corners=1, mode="bilinear", padding_mode="zeros")
     g.output("y")
     return g.model(opset)
 

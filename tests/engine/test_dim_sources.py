@@ -97,3 +97,50 @@ def test_a_zero_entry_copies_the_datas_dim_unless_allowzero(allowzero):
     nodes = [helper.make_node("Reshape", ["x", "target"], ["v"], allowzero=allowzero)]
     sources = _sources(nodes, [X], [_ints("target", [-1, 3, 0, 0])])
     assert sources.same_dim("v", 3, "x", 3) is (not allowzero)
+
+
+def _padded(pads="torch", axes=False):
+    """p = Pad(x, pads): ``"torch"`` as TorchScript writes F.pad(x, [0, W == 1, 0, H == 1]) (the
+    torch-order pads concatenated with zeros, reshaped to pairs, reversed, transposed, flattened);
+    ``"batch"`` the same with a run-time pad on the batch too; else a constant pads list."""
+    nodes = [helper.make_node("Shape", ["x"], ["s"])]
+    inits = [_ints("one", [1]), _ints("zero1", [0]), _ints("pairs", [-1, 2]), _ints("flat", [-1]),
+             _ints("rev_start", [-1]), _ints("rev_end", [-(2 ** 62)]), _ints("rev_axis", [0]), _ints("rev_step", [-1])]
+    if pads in ("torch", "batch"):
+        for axis in (0, 2, 3):
+            nodes += [helper.make_node("Gather", ["s", f"i{axis}"], [f"n{axis}"], axis=0),
+                      helper.make_node("Equal", [f"n{axis}", "one"], [f"e{axis}"]),
+                      helper.make_node("Cast", [f"e{axis}"], [f"p{axis}"], to=TensorProto.INT64)]
+            inits.append(_ints(f"i{axis}", [axis]))
+        # torch's order: (W before, W after, H before, H after, C..., N...)
+        torch_order = ["zero1", "p3", "zero1", "p2"] + (["zero1", "zero1", "zero1", "p0"] if pads == "batch" else [])
+        rest = helper.make_tensor("v", TensorProto.INT64, [1], [0])
+        nodes += [helper.make_node("Concat", torch_order, ["t"], axis=0),
+                  helper.make_node("ConstantOfShape", ["rest_len"], ["rest"], value=rest),
+                  helper.make_node("Concat", ["t", "rest"], ["tz"], axis=0),
+                  helper.make_node("Reshape", ["tz", "pairs"], ["tp"]),
+                  helper.make_node("Slice", ["tp", "rev_start", "rev_end", "rev_axis", "rev_step"], ["tr"]),
+                  helper.make_node("Transpose", ["tr"], ["tt"], perm=[1, 0]),
+                  helper.make_node("Reshape", ["tt", "flat"], ["pads"])]
+        inits.append(_ints("rest_len", [8 - len(torch_order)]))
+    else:
+        inits.append(_ints("pads", pads))
+    pad_inputs = ["x", "pads", "", "axes"] if axes else ["x", "pads"]
+    if axes:
+        inits.append(_ints("axes", [0, 1, 2, 3]))
+    nodes.append(helper.make_node("Pad", pad_inputs, ["p"], mode="constant"))
+    return _sources(nodes, [X], inits)
+
+
+def test_a_pad_keeps_the_dims_its_pads_leave_alone():
+    # F.pad for a one-pixel axis (kornia's warp_perspective): the batch and channels are the input's
+    sources = _padded()
+    assert sources.same_dim("p", 0, "x", 0) and sources.same_dim("p", 1, "x", 1)
+    assert not sources.same_dim("p", 2, "x", 2) and not sources.same_dim("p", 3, "x", 3)  # a pixel more at 1
+    constant = _padded([0, 0, 0, 1, 0, 0, 0, 0])
+    assert constant.same_dim("p", 2, "x", 2) and not constant.same_dim("p", 3, "x", 3)
+
+
+def test_a_pad_of_the_batch_or_of_named_axes_keeps_nothing_there():
+    assert not _padded("batch").same_dim("p", 0, "x", 0)
+    assert not _padded([0, 0, 0, 0, 0, 0, 0, 0], axes=True).same_dim("p", 0, "x", 0)  # opset 18: pads per axes

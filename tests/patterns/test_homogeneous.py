@@ -9,7 +9,7 @@ import pytest
 
 import surgeon
 
-from ..builders import homogeneous_perspective
+from ..builders import homogeneous_perspective, padded_row_perspective
 from ..error_bounds import assert_warp_outputs
 from .fusing import fuse_alone, refusal_reasons
 from .rewritten_graphs import op_counts
@@ -60,3 +60,33 @@ def test_a_last_row_no_op_fixes_is_refused(last_row, divide, why):
     assert not result.report.rewrites
     reasons = refusal_reasons(result)
     assert why in reasons and ("Div" in reasons if divide == "plain" else "Abs" in reasons), reasons
+
+
+def test_kornias_padded_per_row_perspective_fuses_at_the_size_it_runs(monkeypatch):
+    # kornia 0.9.2 under TorchScript: the image padded by F.pad (zero on the batch: the Pad keeps
+    # it), a size-1 guard per axis (a branch only at 1), the inverse tiled per row by a count the
+    # trace baked (the model runs only at H = 16); refused for Abs before the Pad kept its batch
+    from . import test_exact_grid
+    seen = test_exact_grid._exact_verdicts(monkeypatch)
+    model = padded_row_perspective()
+    result = fuse_alone(model)
+    counts = op_counts(result.model)
+    assert counts["custom.ops::FusedGridSample"] == 1, refusal_reasons(result)
+    assert not {"GridSample", "MatMul", "Tile", "Abs", "Reciprocal"} & set(counts), counts
+    fused = next(n for n in result.model.graph.node if n.op_type == "FusedGridSample")
+    assert {p.key: p.value for p in fused.metadata_props}.get("surgeon.runs_at") == "x[2]=16", fused
+    # proved for every size, H held at the 16 the broadcast enforces
+    assert len(seen) == 1 and seen[0].startswith("proved where") and "= 16" in seen[0], seen
+    for batch, w in ((2, 12), (3, 9), (2, 1)):
+        feeds = _feeds(batch, w)
+        (want,) = ort_run(model, feeds)
+        (got,) = run_split(result.model, feeds)
+        assert_warp_outputs(got, want, feeds, theta=_theta(feeds["M"]), align_corners=True, mode="bilinear",
+                            padding="zeros")
+
+
+def test_the_per_row_perspective_with_a_free_last_row_is_refused():
+    # the same spelling when the last row is data: a projective divide the Abs guard does not hide
+    model = padded_row_perspective(last_row="data")
+    result = fuse_alone(model)
+    assert not result.report.rewrites and "not affine" in refusal_reasons(result), refusal_reasons(result)

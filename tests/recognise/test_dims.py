@@ -91,3 +91,59 @@ def test_leaves_read_declared_static_dims_as_constants_and_dynamic_ones_as_sizes
     assert list(dims.kind) == [DIMS, KNOWN, DIMS, DIMS] and list(dims.sym) == [0, -1, 1, 2]
     assert dims.lo[1] == dims.hi[1] == 3 and dims.lo[2] == 1 and dims.hi[2] == np.inf
     assert found["v"].axes == (3, -1)  # the variable's batch is its own group; its 4 is static
+
+
+class _Plan:
+    """Seven dim groups, none fixed (the ``DimPlan`` surface ``prove_beyond_one`` reads)."""
+
+    groups = [[g] for g in range(7)]
+    fixed: dict = {}
+
+    @staticmethod
+    def with_value(base, group, value):
+        return {**base, group: value}
+
+
+def _branch_on(reads):
+    """A proof that meets a branch on ``prod(dims of reads) > 1``: settled where one read dim is
+    at least 2, or all are exactly 1; else a refusal naming the branch."""
+    from types import SimpleNamespace
+
+    from surgeon import Refusal
+    from surgeon.recognise.bounds import BRANCH
+    calls = []
+
+    def prove_at(assign, bounds):
+        calls.append(assign)
+        lows, highs = [bounds(g)[0] for g in reads], [bounds(g)[1] for g in reads]
+        if all(lo <= 1 for lo in lows) and not all(hi == 1 for hi in highs):
+            return Refusal(f"the grid depends on Greater: {BRANCH}")
+        return SimpleNamespace(small_dims=False)
+    return prove_at, calls
+
+
+def test_past_five_groups_only_those_a_branch_reads_are_combined_at_one():
+    from surgeon import Refusal
+    from surgeon.recognise.small_dims import prove_beyond_one
+    prove_at, calls = _branch_on([2])
+    proof = prove_beyond_one(_Plan(), {g: 5 for g in range(7)}, Refusal("first"), prove_at)
+    assert not isinstance(proof, Refusal) and proof.small_dims
+    assert len(calls) == 1 + 7 + 1 + 1  # relaxed, each group alone, the free ones together, group 2 at 1
+
+
+def test_two_dims_that_branch_only_together_keep_the_refusal():
+    from surgeon import Refusal
+    from surgeon.recognise.small_dims import prove_beyond_one
+    prove_at, _ = _branch_on([2, 3])  # H * W > 1: each alone at 1 settles it, both at 1 do not
+    first = Refusal("first")
+    assert prove_beyond_one(_Plan(), {g: 5 for g in range(7)}, first, prove_at) is first
+
+
+def test_dims_the_ops_make_one_are_one_from_the_first_partition():
+    class Tied:  # the graph's ops make x's batch and v's one (a Pad that leaves the batch alone, say)
+        def same_dim(self, a, axis_a, b, axis_b):
+            return {(a, axis_a), (b, axis_b)} == {("x", 0), ("v", 0)}
+
+    first = next(partitions(_symbols(), Tied()))
+    assert sorted(map(sorted, first.groups)) == [[0, 3], [1], [2]]
+    assert next(partitions(_symbols(), _Ctx())).groups == [[0], [1], [2], [3]]  # no such op: apart

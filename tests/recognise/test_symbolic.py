@@ -111,6 +111,22 @@ def _extreme(op, bound, bound_first=False):
     return build
 
 
+def _signed(op, shift, **attrs):
+    """columns * op(W + shift): Abs, Relu, Sign or Clip of a size, settled where its sign is."""
+    def build(g, x):
+        w = g.op("Add", _w(g, x), g.const(np.float32(shift)))
+        bounds = [g.const(np.float32(b)) if b is not None else "" for b in attrs.pop("bounds", ())]
+        value = g.op(op, w, *bounds, **attrs)
+        return g.op("Expand", g.op("Reshape", g.op("Mul", _columns(g, x), value), g.ints([1, -1])), g.op("Shape", x))
+    return build
+
+
+def _tied(g, x):
+    """columns + a [20, 1] table of zeros: runs only where H is 20, which the evaluation assumes."""
+    return g.op("Add", g.op("Expand", g.op("Unsqueeze", _columns(g, x), g.ints([0])), g.op("Shape", x)),
+                g.const(np.zeros((20, 1), np.float32)))
+
+
 def _ratio(num, den=1):
     from surgeon.recognise import to_ratio
     return Ratio(to_ratio(num).num, to_ratio(den).num)
@@ -126,6 +142,12 @@ EXACT = [
     ("Min(W, 1) is 1", _extreme("Min", 1.0), _ratio(P1)),
     ("Max(1, W) is W", _extreme("Max", 1.0, bound_first=True), _ratio(P1 * W)),
     ("the last column", _last_column, _ratio(W - 1, W)),
+    ("Abs(W - 1) is W - 1", _signed("Abs", -1.0), _ratio(P1 * (W - 1))),
+    ("Abs(W) is W", _signed("Abs", 0.0), _ratio(P1 * W)),
+    ("Relu(1 - W) is 0", lambda g, x: g.op("Mul", _signed("Relu", -1.0)(g, x), g.const(np.float32(-1.0))),
+     _ratio(-P1 * (W - 1))),
+    ("Sign(W) is 1", _signed("Sign", 0.0), _ratio(P1)),
+    ("Clip(W, 1) is W", _signed("Clip", 0.0, bounds=(1.0,)), _ratio(P1 * W)),
     ("an arange table read at W", lambda g, x: _table_at_w(g, x, np.arange(64, dtype=np.float32) * 0.5 + 3),
      _ratio(W / 2 + 3)),
 ]
@@ -195,6 +217,7 @@ NOT_EXACT = [
     ("an arange table read at W - 70 (it wraps)", _table_at_w_minus, "may be negative"),
     ("a scatter that takes a maximum", _scatter_max, "reduction"),
     ("CumSum (no exact rule)", _cumsum, "no exact rule for CumSum"),
+    ("Clip(W, 0, 64): either way", _signed("Clip", 0.0, bounds=(0.0, 64.0)), "either way"),
 ]
 
 
@@ -229,3 +252,20 @@ def test_positive_for_every_dim_at_least_two():
     assert positive(w - Poly.const(1.0), {"d1": 2})
     assert not positive(w - Poly.const(3.0), {"d1": 2})
     assert not positive(w * w - w.scale(3.0), {"d1": 2})  # 2 - 6 < 0 at d1 = 2
+
+
+def test_a_broadcast_that_runs_at_one_size_is_assumed_there():
+    found = element(_tied, probe=(20, 7))
+    assert found.shape[0] == 20, found.shape  # H held at 20: no run of the region has it otherwise
+    assert differs(found.values[()], _ratio(P1), 1e-12) is None, found.values[()]
+
+
+@pytest.mark.parametrize("difference, solved", [
+    (H * W - 20 * H, (W, 20)),  # [H * W] against [20 * H]: W = 20 (H = 0 is no size)
+    (W - H, (H, W)),  # two dims one
+    (H * H - 20, None),  # no integer size
+    (H - 1, None),  # a size of 1 is the small-dims proof's, not an assumption
+])
+def test_a_tie_is_solved_for_one_dim(difference, solved):
+    from surgeon.recognise.symbolic import _solve
+    assert _solve(difference) == solved
