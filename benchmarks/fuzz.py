@@ -12,13 +12,13 @@ point, a branch on a dim (``Min(W, 64)``), an int input gating the grid, an init
 also a graph input, a value_info with static dims the data does not have; from seed 2040 on, issue
 39's classes (a Clip without bounds, a clamp as a scatter of the max, ``+ 0.5 * (W // 128)``, a
 Slice bound past every probe's width); from seed 2060 on, terms the probes' sizes hide (a scale of
-1 + 6e-6, a shift of 8e-6, (v + 128) - 128, 1e-8 x a column index), with a wide round that runs
-every fused mutant whose last axis is dynamic again at 65,536 columns; and one case in four that
-applies only exact affine steps (a scale, a shift, a cast to double and back) to a sample that
-fuses: the share of those fused is the completeness figure. Each fused mutant is compared by
-``surgeon.validate``: its near draws, then its far round (coordinates past +-20, dynamic dims past
-64, integer inputs at -1 and 0). Case ``i`` of seed ``s`` is generated from ``(s, i)`` alone, so
-``--replay s:i`` rebuilds it exactly.
+1 + 6e-6, a shift of 8e-6, (v + 128) - 128, 1e-8 x a column index), from 2063 constants whose
+length follows a dim, with a wide round that runs every fused mutant whose last axis is dynamic
+again at 65,536 columns; and one case in four that applies only exact affine steps (a scale, a
+shift, a cast to double and back) to a sample that fuses: the share of those fused is the
+completeness figure. Each fused mutant is compared by ``surgeon.validate``: its near draws, then
+its far round (coordinates past +-20, dynamic dims past 64, integer inputs at -1 and 0). Case ``i``
+of seed ``s`` is generated from ``(s, i)`` alone, so ``--replay s:i`` rebuilds it exactly.
 
     python benchmarks/fuzz.py [--minutes 30] [--seed 0] [--jobs 1] [--timeout 60] [--out fuzz-findings]
     python benchmarks/fuzz.py --replay 0:123
@@ -395,6 +395,26 @@ def plant_hidden_term(model, rng):
     return _plant(model, rng, build)
 
 
+def plant_dim_constant(model, rng):
+    """Issue 39's class 1: a "constant" whose length follows a dim, summed into a size and used as
+    a coefficient (ones expanded along the second-last axis, counted by ReduceSum or as
+    ConstantOfShape's Size): ``1e-3 * Min(count, 128)`` bends past 128 columns; ``1e-3 * count``
+    alone is affine in the dims (it must fuse or be refused, and be right at 65,536 columns)."""
+    kind = rng.integers(3)
+
+    def build(op, const, v, dtype, rng):
+        width = op("Gather", op("Shape", v), const([-2], np.int64), axis=0)
+        if kind == 1:
+            count = op("Cast", op("Size", op("ConstantOfShape", width)), to=_elem_type(model, v))
+        else:
+            count = op("ReduceSum", op("Expand", const([1.0]), width), const([0], np.int64), keepdims=0)
+        what = "a count of ones along the second-last axis"
+        if kind != 2:
+            count, what = op("Min", count, const(128.0)), f"Min({what}, 128)"
+        return op("Add", v, op("Mul", count, const(1e-3))), f"dim constant: 1e-3 x {what}"
+    return _plant(model, rng, build)
+
+
 def _free_last_axis(model) -> None:
     """Every image-like input's last axis made dynamic, and the value_info that pinned it dropped."""
     for vi in model.graph.input:
@@ -415,10 +435,13 @@ PLANTS_FROM = 2031  # seeds from here plant issue 27's traps too; older seeds re
 RULE_PLANTS = [plant_rule_trap, plant_affine_map]
 RULE_PLANTS_FROM = 2040  # seeds from here plant issue 39's classes and measure completeness
 HIDDEN_PLANTS_FROM = 2060  # seeds from here plant terms the probes' sizes hide, and run the wide round
+DIM_CONSTANT_FROM = 2063  # seeds from here plant constants whose length follows a dim (issue 39's class 1)
 AFFINE_ONLY = {"plant_affine_map"}  # mutations after which the grid is still affine (completeness)
 
 
 def mutations_for(seed: int) -> list:
+    if seed >= DIM_CONSTANT_FROM:
+        return MUTATIONS + PLANTS + RULE_PLANTS + [plant_hidden_term, plant_dim_constant]
     if seed >= HIDDEN_PLANTS_FROM:
         return MUTATIONS + PLANTS + RULE_PLANTS + [plant_hidden_term]
     if seed >= RULE_PLANTS_FROM:
