@@ -58,3 +58,20 @@ def torch_grid(theta, out, ac):
         warnings.simplefilter("ignore", UserWarning)
         theta = torch.from_numpy(np.asarray(theta, np.float32))
         return F.affine_grid(theta, [theta.shape[0], 1, *out], align_corners=bool(ac)).numpy()
+
+
+def exact_verdicts(monkeypatch) -> list:
+    """What the exact check (patterns/exact_grid.py) says of each region fused after this call:
+    its refusal's reason, or the verdict's ``exact`` ("proved", "proved where ...", or why not)."""
+    from surgeon_patterns import identify
+
+    seen = []
+    real = identify.exact_refusal
+
+    def spy(ctx, cut, symbols, dims, values, verdict, layout):
+        found = real(ctx, cut, symbols, dims, values, verdict, layout)
+        seen.append(found.reason if found is not None else verdict.exact)
+        return found
+
+    monkeypatch.setattr(identify, "exact_refusal", spy)
+    return seen

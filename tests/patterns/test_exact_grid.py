@@ -6,12 +6,11 @@ twin, and the real spellings still fuse with the check done ("proved")."""
 import numpy as np
 import pytest
 from onnx import TensorProto
-from surgeon_patterns import identify
 
 import surgeon
 
 from ..builders import GraphBuilder
-from .fusing import fuse_alone, refusal_reasons
+from .fusing import exact_verdicts, fuse_alone, refusal_reasons
 from .pixel_grids import corner_pixels
 from .runner import ort_run, run_split
 
@@ -48,19 +47,6 @@ def column_or_one(g, column):
     return g.op("Add", g.op("Mul", column, g.const(np.float32(0.0))), g.const(np.float32(1.0)))
 
 
-def _exact_verdicts(monkeypatch):
-    seen = []
-    real = identify.exact_refusal
-
-    def spy(ctx, cut, symbols, dims, values, verdict, layout):
-        found = real(ctx, cut, symbols, dims, values, verdict, layout)
-        seen.append(found.reason if found is not None else verdict.exact)
-        return found
-
-    monkeypatch.setattr(identify, "exact_refusal", spy)
-    return seen
-
-
 @pytest.mark.parametrize("term", [_scaled(1e-8), _per_width(1e-8), _scaled(3e-8)])
 def test_a_term_the_probes_sizes_hide_is_refused(term):
     # 1e-8 * column: 1e-7 at the probes' widths, under the tolerance; 6.5e-4 at 65,536 columns
@@ -81,7 +67,7 @@ def test_the_hidden_term_is_real():
 
 @pytest.mark.parametrize("term", [_scaled(1e-17), _scaled(0.0), _per_width(1e-17)])
 def test_a_term_under_rounding_at_every_size_fuses(term, monkeypatch):
-    seen = _exact_verdicts(monkeypatch)
+    seen = exact_verdicts(monkeypatch)
     result = fuse_alone(_grid_plus(term))
     assert len(result.report.rewrites) == 1, refusal_reasons(result)
     assert seen == ["proved"], seen
@@ -89,7 +75,7 @@ def test_a_term_under_rounding_at_every_size_fuses(term, monkeypatch):
 
 def test_static_sizes_are_evaluated_whole_by_the_probes(monkeypatch):
     # every element of a static-size grid is computed at each probe: nothing is left to extrapolate
-    seen = _exact_verdicts(monkeypatch)
+    seen = exact_verdicts(monkeypatch)
     result = fuse_alone(_grid_plus(_scaled(1e-8), dynamic=False))
     assert len(result.report.rewrites) == 1, refusal_reasons(result)
     assert len(seen) == 1 and "each probe evaluates every element" in seen[0], seen
@@ -98,7 +84,7 @@ def test_static_sizes_are_evaluated_whole_by_the_probes(monkeypatch):
 def test_fitted_noise_is_dropped_and_the_grid_holds_far_past_the_probes(monkeypatch):
     # the pixel-space grid's translation is fitted over monomials of H and W; weights of 4e-9
     # on W / H fitted to float32 samples were 1e-4 of a coordinate (3.5 pixels) at 2 x 65,536
-    seen = _exact_verdicts(monkeypatch)
+    seen = exact_verdicts(monkeypatch)
     model = corner_pixels()
     result = fuse_alone(model)
     assert len(result.report.rewrites) == 1 and seen == ["proved"], (refusal_reasons(result), seen)

@@ -11,7 +11,7 @@ import surgeon
 
 from ..builders import homogeneous_perspective, padded_row_perspective
 from ..error_bounds import assert_warp_outputs
-from .fusing import fuse_alone, refusal_reasons
+from .fusing import exact_verdicts, fuse_alone, refusal_reasons
 from .rewritten_graphs import op_counts
 from .runner import ort_run, run_split
 
@@ -66,8 +66,7 @@ def test_kornias_padded_per_row_perspective_fuses_at_the_size_it_runs(monkeypatc
     # kornia 0.9.2 under TorchScript: the image padded by F.pad (zero on the batch: the Pad keeps
     # it), a size-1 guard per axis (a branch only at 1), the inverse tiled per row by a count the
     # trace baked (the model runs only at H = 16); refused for Abs before the Pad kept its batch
-    from . import test_exact_grid
-    seen = test_exact_grid._exact_verdicts(monkeypatch)
+    seen = exact_verdicts(monkeypatch)
     model = padded_row_perspective()
     result = fuse_alone(model)
     counts = op_counts(result.model)
