@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import sympy
 
-from .algebra import Poly, Ratio
+from .algebra import Poly, Ratio, positive
 
 LEAST = 2  # dims are at least this here (a size of 1 is proved by evaluation: small_dims)
 
@@ -146,9 +146,20 @@ def broadcast(*shapes) -> tuple:
         wide = [e for e in extents if e != 1]
         for e in wide:
             if not same(e, wide[0]):
+                if not (_above_one(e) and _above_one(wide[0])):  # one may be 1 at some size: it broadcasts there
+                    raise NotExact(f"extents {extents} broadcast only at some sizes")
                 raise Tied(e, wide[0], f"extents {extents} broadcast")
         out.append(wide[0] if wide else sympy.Integer(1))
     return tuple(out)
+
+
+def _above_one(extent) -> bool:
+    """At least 2 for every dim of at least ``LEAST`` (``d - 1`` is 1 at d = 2, and broadcasts there)."""
+    poly = to_ratio(sympy.sympify(extent) - 1).polynomial()
+    if poly is None:
+        return False
+    n = poly.number()
+    return n > 0 if n is not None else positive(poly, {s: LEAST for s in poly.symbols() if s.startswith("d")})
 
 
 def broadcast_index(index: tuple, shape: tuple) -> tuple:

@@ -254,6 +254,18 @@ def test_positive_for_every_dim_at_least_two():
     assert not positive(w * w - w.scale(3.0), {"d1": 2})  # 2 - 6 < 0 at d1 = 2
 
 
+def _tied_to_w_minus_one(g, x):
+    """columns + [W - 1, 1] zeros: W - 1 is 1 at W = 2, where it broadcasts; no tie to assume."""
+    rows = g.op("Concat", g.op("Sub", g.op("Shape", x, start=1, end=2), g.ints([1])), g.ints([1]), axis=0)
+    return g.op("Add", g.op("Expand", g.op("Unsqueeze", _columns(g, x), g.ints([0])), g.op("Shape", x)),
+                g.op("Expand", g.const(np.zeros((1, 1), np.float32)), rows))
+
+
+def test_a_broadcast_against_an_extent_that_may_be_one_is_no_tie():
+    with pytest.raises(NotExact, match="broadcast only at some sizes"):
+        element(_tied_to_w_minus_one, probe=(6, 7))
+
+
 def test_a_broadcast_that_runs_at_one_size_is_assumed_there():
     found = element(_tied, probe=(20, 7))
     assert found.shape[0] == 20, found.shape  # H held at 20: no run of the region has it otherwise
