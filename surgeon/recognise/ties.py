@@ -72,8 +72,8 @@ def partitions(sym: Symbols, ctx=None) -> Iterator[DimPlan]:
 def search(plan: DimPlan, base: dict, start: Callable, hints: list[int]) -> tuple | None:
     """Dims the region accepts when the base ones fail: one group at each of ``hints`` (sizes found
     in its constants, then their divisors), then combinations of them; then the same with the
-    batch at 1. ``start(assign)``: the
-    caller's first check there, a ``Failure`` when it does not verify."""
+    batch at 1. ``start(assign)``: the caller's first check there, a ``Failure`` when it does not
+    verify."""
     free = [g for g in range(len(plan.groups)) if not set(plan.groups[g]) & plan.batch_like]
     batches = [g for g in range(len(plan.groups)) if set(plan.groups[g]) & plan.batch_like]
     starts = [base]
