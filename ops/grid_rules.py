@@ -15,7 +15,7 @@ import sympy
 from surgeon.recognise import (AFFINE, DIMS, KNOWN, Abstract, NotExact, NotProved, Ratio, Sym, branch_of, integers,
                                mark_branch, to_ratio)
 
-DOMAIN = "custom.ops"
+from .function_bodies import DOMAIN
 
 
 def _proof_rule(theta_index: int, size_index: int | None):

@@ -104,7 +104,7 @@ def openvino_extension() -> str:
     return openvino.library_path()
 
 
-DOMAIN = "custom.ops"
+DOMAIN = function_bodies.DOMAIN
 
 
 def _plugin(contract_op: str) -> tuple[str, str, str]:

@@ -68,7 +68,7 @@ def affine_grid(em, theta: str, size: Size, k: int, align: int, opset: int, out:
             theta = _torch_size_one(em, theta, size.tensor())
         return em.op("AffineGrid", [theta, size.tensor()], out=out, align_corners=align)
     if size.spatial is not None:
-        base = em.const(base_grid(size.spatial, align).astype(np.float32), np.float32)
+        base = em.const(base_grid(size.spatial, align), np.float32)
     else:
         base = _base_at_run_time(em, size.tensor(), k, align)
     base = em.op("CastLike", [base, theta])  # [*spatial, k+1]

@@ -21,10 +21,11 @@ from surgeon import MatchContext, Node
 from surgeon.recognise import DoesNotRun, RegionRunner
 
 from surgeon_ops.grid_math import TORCH, affine_grid
+from surgeon_ops.grid_rules import DOMAIN
 
 FUNCTION_BODY = float("nan")  # onnxruntime's float16 AffineGrid: a size-1 dim with align_corners=1
 
-CUSTOM_DOMAIN = "custom.ops"
+CUSTOM_DOMAIN = DOMAIN
 
 
 @dataclass

@@ -154,33 +154,25 @@ class DimSources:
         return None
 
     def _static(self, value: str) -> list[int] | None:
+        """The static dims of a small int tensor: a constant's, else the declared or inferred ones,
+        else a 1-D one's length (a Shape's, read off its input's rank)."""
+        known = self._constant(value)
+        if known is not None:
+            return list(np.shape(known))
         dims = self._shape(value)
-        return list(dims) if dims is not None and all(isinstance(d, int) for d in dims) else None
+        if dims is not None and all(isinstance(d, int) for d in dims):
+            return list(dims)
+        length = self._length(value)
+        return None if length is None else [length]
 
     def _sliced(self, node: Node, index: int, depth: int) -> tuple[str, int] | None:
+        """An element of a Slice of a small int tensor of static dims, any axes and steps (ONNX clamps
+        its bounds as Python's slices do)."""
         ins = node.inputs
         dims = self._static(ins[0])
-        if dims is not None and len(dims) > 1:
-            return self._sliced_rows(node, dims, index, depth)
-        bounds = [self._constant(v) if v else None for v in ins[1:5]]
-        length = self._length(ins[0])
-        if length is None or bounds[0] is None or bounds[1] is None:
-            return None
-        if len(ins) > 3 and ins[3] and (bounds[2] is None or list(np.reshape(bounds[2], -1)) not in ([0], [-1])):
-            return None
-        step = 1 if len(ins) <= 4 or not ins[4] else (None if bounds[3] is None else int(np.reshape(bounds[3], -1)[0]))
-        if step != 1:
-            return None
-        start = int(np.reshape(bounds[0], -1)[0])
-        start = max(0, min(length, start + length if start < 0 else start))
-        return self._element(ins[0], start + index, depth + 1) if start + index < length else None
-
-    def _sliced_rows(self, node: Node, dims: list[int], index: int, depth: int) -> tuple[str, int] | None:
-        """An element of a Slice of a small N-D int tensor of static dims, any steps."""
-        ins = node.inputs
         bounds = [np.reshape(self._constant(v), -1) if v and self._constant(v) is not None else None
                   for v in ins[1:5]]
-        if bounds[0] is None or bounds[1] is None or (len(ins) > 3 and ins[3] and bounds[2] is None) \
+        if dims is None or bounds[0] is None or bounds[1] is None or (len(ins) > 3 and ins[3] and bounds[2] is None) \
                 or (len(ins) > 4 and ins[4] and bounds[3] is None):
             return None
         axes = [int(a) % len(dims) for a in bounds[2]] if len(ins) > 3 and ins[3] else list(range(len(bounds[0])))

@@ -198,8 +198,6 @@ def _once(ctx, nodes, values, leaves, output, rules, then, assumed):
         evaluation = Evaluation(ctx, nodes, values, leaves, rules, assumed)
         element = evaluation.element(output)
         return then(evaluation, element) if then else element
-    except Tied:
-        raise
     except (RecursionError, ZeroDivisionError, OverflowError) as exc:
         raise NotExact(f"{type(exc).__name__}") from None
     except (ValueError, IndexError, TypeError, KeyError) as exc:  # a rule meeting a form it was not written for

@@ -105,17 +105,14 @@ def _sign_rules(ev, node, ins):
     size (``Abs`` of an element every run holds at 1, a clamp a size never reaches)."""
     zero = Ratio.const(0.0)
     op = node.op_type
-    if op == "Clip":
-        lo, hi = node.attr("min"), node.attr("max")  # opset 6: attributes; 11 on: inputs
-        bounds = [Sym((), lambda index, v=v: Ratio.const(float(v))) if v is not None else None for v in (lo, hi)]
-        bounds = [ins[i] if len(ins) > i and ins[i] is not None else bounds[i - 1] for i in (1, 2)]
+    if op == "Clip":  # bounds: opset 6's attributes, inputs from 11 on; none is no bound
+        low, high = (scalar(ins[i]) if len(ins) > i and ins[i] is not None else
+                     None if node.attr(name) is None else Ratio.const(float(node.attr(name)))
+                     for i, name in ((1, "min"), (2, "max")))
         data = ins[0]
 
         def clip(index):
             x = data.at(index)
-            low, high = (b.at(()) if b is not None and not b.shape else None for b in bounds)
-            if any(b is not None and b.shape for b in bounds):
-                raise NotExact(f"{node.label}: a Clip bound that is not a scalar")
             if low is not None and ev.compare(x, low, "Less"):
                 return low
             return high if high is not None and ev.compare(x, high, "Greater") else x

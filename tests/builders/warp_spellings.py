@@ -160,6 +160,13 @@ def inverse3(g, m, det_by_matmul: bool = False):
     return g.op("Div", g.op("Concat", *rows, axis=1), g.op("Unsqueeze", det, g.ints([1, 2])))
 
 
+def guarded_divide(g, xy, z):
+    """xy / z as TorchScript writes kornia's homogeneous divide: a Where on |z| > eps, a Reciprocal."""
+    mask = g.op("Greater", g.op("Abs", z), g.const(np.float32(1e-8)))
+    zeros = g.op("ConstantOfShape", g.op("Shape", z))
+    return g.op("Mul", g.op("Where", mask, g.op("Reciprocal", g.op("Where", mask, z, zeros)), zeros), xy)
+
+
 def homogeneous_perspective(last_row="fixed", divide="plain", hw=(16, 12), opset: int = 18):
     """kornia's ``warp_perspective`` of ``[M; 0 0 1]`` (M a run-time [N, 2, 3]): the homogeneous
     matrix inverted by adjugate over determinant, every pixel's homogeneous point times it, x and
@@ -208,10 +215,7 @@ def homogeneous_perspective(last_row="fixed", divide="plain", hw=(16, 12), opset
     xy = g.op("Slice", moved, g.ints([0]), g.ints([2]), g.ints([2]))
     z = g.op("Slice", moved, g.ints([2]), g.ints([3]), g.ints([2]))
     if divide == "guarded":
-        mask = g.op("Greater", g.op("Abs", z), g.const(np.float32(1e-8)))
-        zeros = g.op("ConstantOfShape", g.op("Shape", z))
-        scale = g.op("Where", mask, g.op("Reciprocal", g.op("Where", mask, z, zeros)), zeros)
-        xy = g.op("Mul", scale, xy)
+        xy = guarded_divide(g, xy, z)
     else:
         xy = g.op("Div", xy, z)
     shape = g.op("Concat", batch, g.ints([h]), g.op("Shape", x, start=3, end=4), g.ints([2]), axis=0)
@@ -243,8 +247,8 @@ def padded_row_perspective(tile: int = 16, opset: int = 17, last_row: str = "fix
     pads = g.op("Reshape", g.op("Transpose", reversed_, perm=[1, 0]), g.ints([-1]))
     padded = g.op("Pad", x, pads, mode="constant")
     batch = g.op("Shape", m, start=0, end=1)
-    row = g.input("R", ["N", 1, 3]) if last_row == "data" else \
-        g.op("Expand", g.const(np.array([[[0.0, 0.0, 1.0]]], np.float32)), g.op("Concat", batch, g.ints([1, 3]), axis=0))
+    row = g.input("R", ["N", 1, 3]) if last_row == "data" else g.op(
+        "Expand", g.const(np.array([[[0.0, 0.0, 1.0]]], np.float32)), g.op("Concat", batch, g.ints([1, 3]), axis=0))
     t = inverse3(g, g.op("Concat", m, row, axis=1))
 
     def coords(n):  # align_corners=1 coordinates along an axis of n, 0 where n == 1
@@ -257,17 +261,19 @@ def padded_row_perspective(tile: int = 16, opset: int = 17, last_row: str = "fix
     hw = g.op("Concat", g.op("Unsqueeze", h, g.ints([0])), g.op("Unsqueeze", w, g.ints([0])), axis=0)
     px = g.op("Expand", g.op("Unsqueeze", coords(w), g.ints([0])), hw)
     py = g.op("Expand", g.op("Unsqueeze", coords(h), g.ints([1])), hw)
-    points = g.op("Concat", *[g.op("Unsqueeze", p, g.ints([2])) for p in (px, py, g.op("Expand", g.const(np.ones((1, 1), np.float32)), hw))], axis=2)
+    ones = g.op("Expand", g.const(np.ones((1, 1), np.float32)), hw)
+    points = g.op("Concat", *[g.op("Unsqueeze", p, g.ints([2])) for p in (px, py, ones)], axis=2)
     image_batch = g.op("Shape", padded, start=0, end=1)
-    points = g.op("Expand", g.op("Unsqueeze", points, g.ints([0])), g.op("Concat", image_batch, hw, g.ints([3]), axis=0))
-    points = g.op("Reshape", points, g.op("Concat", g.ints([-1]), g.op("Unsqueeze", w, g.ints([0])), g.ints([3]), axis=0))
-    per_row = g.op("Reshape", g.op("Tile", g.op("Unsqueeze", t, g.ints([1])), g.ints([1, tile, 1, 1])), g.ints([-1, 3, 3]))
+    points = g.op("Expand", g.op("Unsqueeze", points, g.ints([0])),
+                  g.op("Concat", image_batch, hw, g.ints([3]), axis=0))
+    points = g.op("Reshape", points,
+                  g.op("Concat", g.ints([-1]), g.op("Unsqueeze", w, g.ints([0])), g.ints([3]), axis=0))
+    tiled = g.op("Tile", g.op("Unsqueeze", t, g.ints([1])), g.ints([1, tile, 1, 1]))
+    per_row = g.op("Reshape", tiled, g.ints([-1, 3, 3]))
     moved = g.op("MatMul", points, g.op("Transpose", per_row, perm=[0, 2, 1]))  # [N * H, W, 3]
     xy = g.op("Slice", moved, g.ints([0]), g.ints([2]), g.ints([2]))
     z = g.op("Slice", moved, g.ints([2]), g.ints([3]), g.ints([2]))
-    mask = g.op("Greater", g.op("Abs", z), g.const(np.float32(1e-8)))
-    zeros = g.op("ConstantOfShape", g.op("Shape", z))
-    xy = g.op("Mul", g.op("Where", mask, g.op("Reciprocal", g.op("Where", mask, z, zeros)), zeros), xy)
+    xy = guarded_divide(g, xy, z)
     grid = g.op("Reshape", xy, g.op("Concat", image_batch, hw, g.ints([2]), axis=0))
     g.op("GridSample", padded, grid, out="y", align_corners=1, mode="bilinear", padding_mode="zeros")
     g.output("y")

@@ -2,13 +2,16 @@
 ties made only where the region needs them and split where it does not, sizes baked into
 constants that run elsewhere named, and the proof's leaves read off the declared dims."""
 
+from types import SimpleNamespace
+
 import numpy as np
 from onnx import helper
 
 from surgeon import Refusal
 from surgeon.recognise import (AT_LEAST_ONE, DIMS, KNOWN, DimPlan, Failure, Region, Symbols, leaves, partitions,
-                               pinned_elsewhere, runs, split, tie_co_valued)
+                               pinned_elsewhere, prove_beyond_one, runs, split, tie_co_valued)
 from surgeon.graph.node import Node
+from surgeon.recognise.bounds import BRANCH
 
 
 class _Ctx:
@@ -107,10 +110,6 @@ class _Plan:
 def _branch_on(reads):
     """A proof that meets a branch on ``prod(dims of reads) > 1``: settled where one read dim is
     at least 2, or all are exactly 1; else a refusal naming the branch."""
-    from types import SimpleNamespace
-
-    from surgeon import Refusal
-    from surgeon.recognise.bounds import BRANCH
     calls = []
 
     def prove_at(assign, bounds):
@@ -123,8 +122,6 @@ def _branch_on(reads):
 
 
 def test_past_five_groups_only_those_a_branch_reads_are_combined_at_one():
-    from surgeon import Refusal
-    from surgeon.recognise.small_dims import prove_beyond_one
     prove_at, calls = _branch_on([2])
     proof = prove_beyond_one(_Plan(), {g: 5 for g in range(7)}, Refusal("first"), prove_at)
     assert not isinstance(proof, Refusal) and proof.small_dims
@@ -132,8 +129,6 @@ def test_past_five_groups_only_those_a_branch_reads_are_combined_at_one():
 
 
 def test_two_dims_that_branch_only_together_keep_the_refusal():
-    from surgeon import Refusal
-    from surgeon.recognise.small_dims import prove_beyond_one
     prove_at, _ = _branch_on([2, 3])  # H * W > 1: each alone at 1 settles it, both at 1 do not
     first = Refusal("first")
     assert prove_beyond_one(_Plan(), {g: 5 for g in range(7)}, first, prove_at) is first
